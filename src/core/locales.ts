@@ -1,0 +1,162 @@
+/**
+ * The built-in catalog of placeholder texts, one pair (interrupted, invalid arguments) per locale,
+ * and the BCP 47 fallback that picks an entry for any tag.
+ */
+
+/** Why a placeholder was inserted for a call. */
+export type PlaceholderReason = "interrupted" | "invalid_arguments";
+
+/** Every placeholder reason, in a stable order. */
+export const PLACEHOLDER_REASONS: readonly PlaceholderReason[] = Object.freeze([
+  "interrupted",
+  "invalid_arguments",
+]);
+
+/** The placeholder texts of one locale. */
+export type PlaceholderTexts = Readonly<Record<PlaceholderReason, string>>;
+
+/** The locale used when no other fits. */
+export const DEFAULT_LOCALE = "en";
+
+/**
+ * The built-in placeholder texts, keyed by the locale they are written for. Each is a sentence a
+ * native speaker would write to tell a model that a tool produced nothing, not a word-for-word
+ * rendering of the English.
+ *
+ * @example
+ * ```ts
+ * import { PLACEHOLDER_CATALOG } from "tool-call-resilience";
+ *
+ * console.log(PLACEHOLDER_CATALOG.ja.interrupted);
+ * ```
+ */
+export const PLACEHOLDER_CATALOG = Object.freeze({
+  en: {
+    interrupted: "[Tool call was interrupted and did not return a result.]",
+    invalid_arguments: "[Tool call was not run: its arguments could not be parsed.]",
+  },
+  "zh-CN": {
+    interrupted: "[工具调用已中断，未返回任何结果。]",
+    invalid_arguments: "[工具调用未执行：参数无法解析。]",
+  },
+  "zh-TW": {
+    interrupted: "[工具呼叫已中斷，沒有傳回任何結果。]",
+    invalid_arguments: "[工具呼叫未執行：無法解析其參數。]",
+  },
+  ja: {
+    interrupted: "[ツールの呼び出しが中断されたため、結果は返されませんでした。]",
+    invalid_arguments: "[引数を解析できなかったため、ツールは実行されませんでした。]",
+  },
+  ko: {
+    interrupted: "[도구 호출이 중단되어 결과를 받지 못했습니다.]",
+    invalid_arguments: "[인수를 해석할 수 없어 도구를 실행하지 않았습니다.]",
+  },
+  es: {
+    interrupted: "[La llamada a la herramienta se interrumpió y no devolvió ningún resultado.]",
+    invalid_arguments:
+      "[La herramienta no se ejecutó: no se pudieron interpretar los argumentos de la llamada.]",
+  },
+  fr: {
+    interrupted: "[L’appel de l’outil a été interrompu et n’a renvoyé aucun résultat.]",
+    invalid_arguments:
+      "[L’outil n’a pas été exécuté\u00a0: les arguments de l’appel n’ont pas pu être analysés.]",
+  },
+  de: {
+    interrupted: "[Der Tool-Aufruf wurde unterbrochen und hat kein Ergebnis geliefert.]",
+    invalid_arguments:
+      "[Das Tool wurde nicht ausgeführt, weil sich die Argumente des Aufrufs nicht auswerten ließen.]",
+  },
+  "pt-BR": {
+    interrupted: "[A chamada da ferramenta foi interrompida e não retornou nenhum resultado.]",
+    invalid_arguments:
+      "[A ferramenta não foi executada: não foi possível interpretar os argumentos da chamada.]",
+  },
+  ru: {
+    interrupted: "[Вызов инструмента был прерван и не вернул результат.]",
+    invalid_arguments: "[Инструмент не запущен: не удалось разобрать аргументы вызова.]",
+  },
+} satisfies Record<string, PlaceholderTexts>);
+
+/** A locale the built-in catalog has texts for. */
+export type CatalogLocale = keyof typeof PLACEHOLDER_CATALOG;
+
+const CATALOG: Readonly<Record<string, PlaceholderTexts>> = PLACEHOLDER_CATALOG;
+
+/** Tags that are not catalog keys themselves but have an obvious entry. */
+const ALIASES: Readonly<Record<string, CatalogLocale>> = {
+  zh: "zh-CN",
+  "zh-Hans": "zh-CN",
+  "zh-Hant": "zh-TW",
+  pt: "pt-BR",
+};
+
+function canonicalTag(tag: string): Intl.Locale | undefined {
+  try {
+    return new Intl.Locale(tag);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a string is a well-formed BCP 47 language tag.
+ *
+ * @example
+ * ```ts
+ * isWellFormedLocale("zh-Hant-TW"); // true
+ * isWellFormedLocale("not a tag"); // false
+ * ```
+ */
+export function isWellFormedLocale(tag: string): boolean {
+  return canonicalTag(tag) !== undefined;
+}
+
+function catalogKey(tag: string): CatalogLocale | undefined {
+  if (Object.hasOwn(CATALOG, tag)) return tag as CatalogLocale;
+  return Object.hasOwn(ALIASES, tag) ? ALIASES[tag] : undefined;
+}
+
+/**
+ * The catalog locale that serves a BCP 47 tag. The fallback runs from the full tag to language and
+ * region (`zh-Hant-TW` → `zh-TW`), then language and script (`zh-HK` → `zh-Hant`), then the
+ * language alone (`zh`), then English. An unknown, malformed or missing tag gives English; this
+ * never throws.
+ *
+ * @example
+ * ```ts
+ * resolveCatalogLocale("zh-Hant-TW"); // "zh-TW"
+ * resolveCatalogLocale("pt-PT"); // "pt-BR"
+ * resolveCatalogLocale("xx-invalid-!"); // "en"
+ * ```
+ */
+export function resolveCatalogLocale(tag: string | undefined): CatalogLocale {
+  if (typeof tag !== "string" || tag === "") return DEFAULT_LOCALE;
+  const locale = canonicalTag(tag);
+  if (locale === undefined) return DEFAULT_LOCALE;
+  const { language, region } = locale;
+  const script = locale.script ?? locale.maximize().script;
+  const candidates = [
+    locale.baseName,
+    region === undefined ? undefined : `${language}-${region}`,
+    script === undefined ? undefined : `${language}-${script}`,
+    language,
+  ];
+  for (const candidate of candidates) {
+    const key = candidate === undefined ? undefined : catalogKey(candidate);
+    if (key !== undefined) return key;
+  }
+  return DEFAULT_LOCALE;
+}
+
+/**
+ * The built-in placeholder text for a reason in a locale, after {@link resolveCatalogLocale}.
+ *
+ * @example
+ * ```ts
+ * catalogText("interrupted", "de-AT");
+ * // "[Der Tool-Aufruf wurde unterbrochen und hat kein Ergebnis geliefert.]"
+ * ```
+ */
+export function catalogText(reason: PlaceholderReason, locale?: string): string {
+  return PLACEHOLDER_CATALOG[resolveCatalogLocale(locale)][reason];
+}

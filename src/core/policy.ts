@@ -1,0 +1,193 @@
+/**
+ * The repair policy: the options a user sets, validated once into a frozen {@link RepairPolicy}
+ * that the engine trusts.
+ */
+import { z } from "zod/v4";
+import { type OptionsProblem, ToolCallResilienceOptionsError } from "./errors.js";
+import { isWellFormedLocale, PLACEHOLDER_REASONS, type PlaceholderReason } from "./locales.js";
+import {
+  type PlaceholderFunction,
+  type PlaceholderSource,
+  TEMPLATE_VARIABLES,
+  unknownTemplateVariables,
+} from "./placeholder.js";
+
+/** What to do with a tool result that answers no earlier call. */
+export type OrphanPolicy = "drop" | "keep";
+/** What to do with a tool result separated from its call by another message. */
+export type MisplacedPolicy = "regroup" | "keep";
+
+/** Options of the repair engine. Every field is optional; the defaults suit most agents. */
+export interface RepairOptions {
+  /**
+   * The text of placeholder tool messages: a template using `{tool_name}` and `{tool_call_id}`
+   * for every reason, a map from reason to template (reasons left out use the catalog), or a
+   * function of a {@link PlaceholderContext}.
+   * @default the built-in catalog text for the locale
+   * @example
+   * ```ts
+   * { placeholder: "[{tool_name} was stopped before it answered.]" }
+   * ```
+   */
+  placeholder?: string | Partial<Record<PlaceholderReason, string>> | PlaceholderFunction;
+  /**
+   * BCP 47 tag of the catalog text to use, for example `"ja"` or `"zh-Hant-TW"`. Unknown tags
+   * fall back to English.
+   * @default "en"
+   */
+  locale?: string;
+  /**
+   * Repair only calls in the last `window` messages; everything before passes through untouched
+   * and costs nothing.
+   * @default the whole history
+   */
+  window?: number;
+  /**
+   * Mark inserted messages with `response_metadata.synthetic = true` and their reason.
+   * @default true
+   */
+  markSynthetic?: boolean;
+  /**
+   * `"drop"` removes tool results that answer no earlier call from the request; `"keep"` leaves them.
+   * @default "drop"
+   */
+  orphans?: OrphanPolicy;
+  /**
+   * `"regroup"` moves a result separated from its call into the group right after the call;
+   * `"keep"` leaves it where it is.
+   * @default "regroup"
+   */
+  misplaced?: MisplacedPolicy;
+}
+
+/** A validated, frozen repair policy. Build it once with {@link createRepairPolicy}. */
+export interface RepairPolicy {
+  readonly placeholder: PlaceholderSource;
+  readonly locale: string | undefined;
+  readonly window: number | undefined;
+  readonly markSynthetic: boolean;
+  readonly orphans: OrphanPolicy;
+  readonly misplaced: MisplacedPolicy;
+}
+
+const REPAIR_POLICY = Symbol("tool-call-resilience.RepairPolicy");
+
+const templateSchema = z.string().superRefine((template, context) => {
+  const unknown = unknownTemplateVariables(template);
+  if (unknown.length > 0) {
+    context.addIssue({
+      code: "custom",
+      message: `unknown template variable ${unknown.join(", ")}; use ${TEMPLATE_VARIABLES.map((name) => `{${name}}`).join(" or ")}`,
+    });
+  }
+});
+
+const reasonSchema = z.enum(PLACEHOLDER_REASONS as [PlaceholderReason, ...PlaceholderReason[]]);
+
+/** The options schema shared by the engine and the middleware (which widens `locale`). */
+export const repairOptionsShape = {
+  placeholder: z
+    .union([
+      templateSchema,
+      z.partialRecord(reasonSchema, templateSchema),
+      z.custom<PlaceholderFunction>((value) => typeof value === "function", {
+        message: "expected a template string, a map from reason to template, or a function",
+      }),
+    ])
+    .optional(),
+  locale: z
+    .string()
+    .refine(isWellFormedLocale, {
+      message: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
+    })
+    .optional(),
+  window: z
+    .number()
+    .int()
+    .min(1, { message: "must be a whole number of messages, at least 1" })
+    .optional(),
+  markSynthetic: z.boolean().default(true),
+  orphans: z.enum(["drop", "keep"]).default("drop"),
+  misplaced: z.enum(["regroup", "keep"]).default("regroup"),
+};
+
+const repairOptionsSchema = z.strictObject(repairOptionsShape);
+
+/** Turns a failed parse into the library's named options error. */
+export function optionsError(error: z.ZodError, subject: string): ToolCallResilienceOptionsError {
+  const problems: OptionsProblem[] = error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message:
+      issue.code === "unrecognized_keys"
+        ? `unknown option(s) ${issue.keys.join(", ")}`
+        : issue.message,
+  }));
+  return new ToolCallResilienceOptionsError(problems, { cause: error, subject });
+}
+
+/** Builds a policy from parsed options; the options have been validated already. */
+export function policyFrom(options: {
+  placeholder?: RepairOptions["placeholder"];
+  locale?: string | undefined;
+  window?: number | undefined;
+  markSynthetic: boolean;
+  orphans: OrphanPolicy;
+  misplaced: MisplacedPolicy;
+}): RepairPolicy {
+  const { placeholder } = options;
+  const source: PlaceholderSource =
+    typeof placeholder === "function"
+      ? { kind: "function", render: placeholder }
+      : {
+          kind: "templates",
+          templates: Object.freeze(
+            typeof placeholder === "string"
+              ? { interrupted: placeholder, invalid_arguments: placeholder }
+              : { ...placeholder },
+          ),
+        };
+  const policy: RepairPolicy = {
+    placeholder: Object.freeze(source),
+    locale: options.locale,
+    window: options.window,
+    markSynthetic: options.markSynthetic,
+    orphans: options.orphans,
+    misplaced: options.misplaced,
+  };
+  Object.defineProperty(policy, REPAIR_POLICY, { value: true });
+  return Object.freeze(policy);
+}
+
+/**
+ * Validates repair options once and returns a frozen policy for {@link repairToolCalls}.
+ *
+ * @param options.placeholder - template, reason map, or function for the placeholder text
+ * @param options.locale - BCP 47 tag of the catalog text
+ * @param options.window - repair only the last N messages
+ * @param options.markSynthetic - mark inserted messages (default `true`)
+ * @param options.orphans - `"drop"` (default) or `"keep"`
+ * @param options.misplaced - `"regroup"` (default) or `"keep"`
+ * @throws {ToolCallResilienceOptionsError} when an option is missing its shape; the message names
+ *   each bad option and what it expected.
+ *
+ * @example Build once, repair many times
+ * ```ts
+ * import { createRepairPolicy, repairToolCalls } from "tool-call-resilience";
+ *
+ * const policy = createRepairPolicy({ locale: "fr", window: 200 });
+ * const { messages, repairs } = repairToolCalls(history, policy);
+ * ```
+ */
+export function createRepairPolicy(options: RepairOptions = {}): RepairPolicy {
+  const parsed = repairOptionsSchema.safeParse(options);
+  if (!parsed.success) throw optionsError(parsed.error, "repair");
+  return policyFrom(parsed.data);
+}
+
+/** Whether a value is a policy made by {@link createRepairPolicy}. */
+export function isRepairPolicy(value: unknown): value is RepairPolicy {
+  return typeof value === "object" && value !== null && REPAIR_POLICY in value;
+}
+
+/** The policy with every default. */
+export const DEFAULT_REPAIR_POLICY: RepairPolicy = createRepairPolicy();

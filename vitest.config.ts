@@ -1,9 +1,13 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  resolve: {
+    // Examples and tests import the package by its published name, served from the sources.
+    alias: { "tool-call-resilience": fileURLToPath(new URL("./src/index.ts", import.meta.url)) },
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
-    reporters: ["default"],
   },
 });

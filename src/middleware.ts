@@ -68,24 +68,29 @@ export interface DanglingToolCallMiddlewareOptions extends Omit<RepairOptions, "
 const middlewareOptionsSchema = z.strictObject({
   ...repairOptionsShape,
   locale: z
-    .union([
-      z.string().refine(isWellFormedLocale, {
-        message: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
-      }),
-      z.custom<LocaleResolver>((value) => typeof value === "function"),
-    ])
+    .union(
+      [
+        z.string().refine(isWellFormedLocale, {
+          error: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
+        }),
+        z.custom<LocaleResolver>((value) => typeof value === "function"),
+      ],
+      { error: 'expected a BCP 47 language tag such as "en" or "zh-TW", or a resolver function' },
+    )
     .optional(),
   logger: z
-    .union([
-      z.literal(false),
-      z.custom<RepairLogger>(
-        (value) =>
-          typeof value === "object" &&
-          value !== null &&
-          typeof (value as RepairLogger).warn === "function",
-        { message: "expected false or an object with a warn(message, details) method" },
-      ),
-    ])
+    .union(
+      [
+        z.literal(false),
+        z.custom<RepairLogger>(
+          (value) =>
+            typeof value === "object" &&
+            value !== null &&
+            typeof (value as RepairLogger).warn === "function",
+        ),
+      ],
+      { error: "expected false or an object with a warn(message, details) method" },
+    )
     .optional(),
   persist: z.boolean().default(false),
 });

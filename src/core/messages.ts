@@ -95,6 +95,11 @@ export function toolCallAt(message: unknown, index: number): unknown {
     : listOf(fields.invalid_tool_calls)[index - parsed.length];
 }
 
+/** Whether a `tool_calls` entry is a call at all: entries that are not objects are junk, skipped. */
+export function isToolCallEntry(call: unknown): boolean {
+  return call !== null && typeof call === "object";
+}
+
 /** A call's id, or `undefined` when it is missing, empty or not a string. */
 export function toolCallIdOf(call: unknown): string | undefined {
   const id = fieldsOf(call)?.id;

@@ -87,13 +87,14 @@ const reasonSchema = z.enum(PLACEHOLDER_REASONS as [PlaceholderReason, ...Placeh
 /** The options schema shared by the engine and the middleware (which widens `locale`). */
 export const repairOptionsShape = {
   placeholder: z
-    .union([
-      templateSchema,
-      z.partialRecord(reasonSchema, templateSchema),
-      z.custom<PlaceholderFunction>((value) => typeof value === "function", {
-        message: "expected a template string, a map from reason to template, or a function",
-      }),
-    ])
+    .union(
+      [
+        templateSchema,
+        z.partialRecord(reasonSchema, templateSchema),
+        z.custom<PlaceholderFunction>((value) => typeof value === "function"),
+      ],
+      { error: "expected a template string, a map from reason to template, or a function" },
+    )
     .optional(),
   locale: z
     .string()
@@ -102,9 +103,9 @@ export const repairOptionsShape = {
     })
     .optional(),
   window: z
-    .number()
-    .int()
-    .min(1, { message: "must be a whole number of messages, at least 1" })
+    .number({ error: "expected a whole number of messages, at least 1" })
+    .int({ error: "expected a whole number of messages (an integer), at least 1" })
+    .min(1, { error: "expected a whole number of messages, at least 1" })
     .optional(),
   markSynthetic: z.boolean().default(true),
   orphans: z.enum(["drop", "keep"]).default("drop"),
@@ -119,7 +120,7 @@ export function optionsError(error: z.ZodError, subject: string): ToolCallResili
     path: issue.path.map(String).join("."),
     message:
       issue.code === "unrecognized_keys"
-        ? `unknown option(s) ${issue.keys.join(", ")}`
+        ? `unknown ${issue.path.length === 0 ? "option" : "key"}(s) ${issue.keys.join(", ")}`
         : issue.message,
   }));
   return new ToolCallResilienceOptionsError(problems, { cause: error, subject });

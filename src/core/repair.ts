@@ -7,6 +7,7 @@ import type { PlaceholderReason } from "./locales.js";
 import {
   answeredToolCallIdOf,
   hasUnparsableArguments,
+  isToolCallEntry,
   MessageKind,
   messageKindOf,
   ToolCallSource,
@@ -51,8 +52,11 @@ export interface ToolCallRepair {
 
 /** What {@link repairToolCalls} returns. */
 export interface RepairResult<T = unknown> {
-  /** The input array itself when nothing needed repair, otherwise a new array. */
-  readonly messages: T[];
+  /**
+   * The input array itself when nothing needed repair, otherwise a new array: the input's
+   * messages, copies of AI messages given ids, and placeholder tool messages.
+   */
+  readonly messages: Array<T | ToolMessage>;
   /** Every change made, in the order of the returned messages; empty when nothing changed. */
   readonly repairs: readonly ToolCallRepair[];
 }
@@ -150,8 +154,10 @@ function groupAnswersCalls(
   groupEnd: number,
 ): boolean {
   const callCount = toolCallCountOf(ai);
-  for (let call = 0; call < callCount; call++) {
-    const id = toolCallIdOf(toolCallAt(ai, call));
+  for (let position = 0; position < callCount; position++) {
+    const call = toolCallAt(ai, position);
+    if (!isToolCallEntry(call)) continue;
+    const id = toolCallIdOf(call);
     if (id === undefined || !groupHasResult(messages, id, groupStart, groupEnd)) return false;
   }
   for (let result = groupStart; result < groupEnd; result++) {
@@ -268,6 +274,7 @@ function collectCalls(ai: unknown, index: number): AiEntry | undefined {
   const entry: AiEntry = { index, slots: [], assignedIds: new Map() };
   for (let position = 0; position < callCount; position++) {
     const call = toolCallAt(ai, position);
+    if (!isToolCallEntry(call)) continue;
     let id = toolCallIdOf(call);
     if (id === undefined) {
       id = `${ASSIGNED_ID_PREFIX}${index}_${position}`;
@@ -399,7 +406,7 @@ function rebuild<T>(
       output.push(messages[slot.answeredBy]);
     }
   }
-  return { messages: output as T[], repairs };
+  return { messages: output as Array<T | ToolMessage>, repairs };
 }
 
 /** Response metadata key that marks a message inserted by this library. */

@@ -42,10 +42,10 @@ export function shapeOf(messages: readonly unknown[]): string[] {
     const type = fields.type ?? fields.role;
     if (type === "ai" || type === "assistant") {
       const calls = [
-        ...((fields.tool_calls as { id?: string }[] | undefined) ?? []),
-        ...((fields.invalid_tool_calls as { id?: string }[] | undefined) ?? []),
+        ...((fields.tool_calls as ({ id?: string } | null)[] | undefined) ?? []),
+        ...((fields.invalid_tool_calls as ({ id?: string } | null)[] | undefined) ?? []),
       ];
-      return calls.length === 0 ? "ai" : `ai(${calls.map((call) => call.id ?? "").join(",")})`;
+      return calls.length === 0 ? "ai" : `ai(${calls.map((call) => call?.id ?? "").join(",")})`;
     }
     if (type === "tool") return `tool(${String(fields.tool_call_id)})`;
     return String(type);

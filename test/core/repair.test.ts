@@ -1,0 +1,586 @@
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import {
+  createRepairPolicy,
+  PLACEHOLDER_CATALOG,
+  repairToolCalls,
+  syntheticReasonOf,
+} from "../../src/index.js";
+import { aiCalls, aiText, human, shapeOf, system, toolResult } from "../helpers/history.js";
+
+const INTERRUPTED = "[Tool call was interrupted and did not return a result.]";
+
+/** A projection of a history that changes when any message in it is mutated. */
+function snapshot(messages: readonly unknown[]): string {
+  return JSON.stringify(messages);
+}
+
+describe("dangling calls", () => {
+  it("inserts a placeholder right after the AI message that made the call, not at the end", () => {
+    const history = [human("find it"), aiCalls(["call_1", "search"]), human("go on")];
+    const { messages, repairs } = repairToolCalls(history);
+
+    expect(shapeOf(messages)).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+    const placeholder = messages[2] as ToolMessage;
+    expect(placeholder).toBeInstanceOf(ToolMessage);
+    expect(placeholder.content).toBe(INTERRUPTED);
+    expect(placeholder.status).toBe("error");
+    expect(placeholder.tool_call_id).toBe("call_1");
+    expect(placeholder.name).toBe("search");
+    expect(repairs).toEqual([
+      {
+        kind: "placeholder_inserted",
+        toolCallId: "call_1",
+        toolName: "search",
+        reason: "interrupted",
+        callIndex: 1,
+        outputIndex: 2,
+      },
+    ]);
+  });
+
+  it("uses exactly the default English text", () => {
+    expect(PLACEHOLDER_CATALOG.en.interrupted).toBe(INTERRUPTED);
+  });
+
+  it("names the placeholder 'unknown' when the call has no name", () => {
+    const history = [
+      { type: "ai", content: "", tool_calls: [{ id: "call_1", args: {} }] },
+      human("next"),
+    ];
+    const { messages } = repairToolCalls(history);
+    expect((messages[1] as ToolMessage).name).toBe("unknown");
+  });
+
+  it("repairs a dangling call at the very end of the history", () => {
+    const { messages } = repairToolCalls([human("hi"), aiCalls("call_1")]);
+    expect(shapeOf(messages)).toEqual(["human", "ai(call_1)", "tool(call_1)"]);
+  });
+});
+
+describe("clean histories", () => {
+  it("returns the very same array and no repairs", () => {
+    const history = [
+      system("be brief"),
+      human("hi"),
+      aiCalls("call_1", "call_2"),
+      toolResult("call_2"),
+      toolResult("call_1"),
+      aiText("done"),
+    ];
+    const result = repairToolCalls(history);
+    expect(result.messages).toBe(history);
+    expect(result.repairs).toEqual([]);
+  });
+
+  it("returns an empty history as it is", () => {
+    const history: unknown[] = [];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+});
+
+describe("several dangling calls", () => {
+  it("repairs each AI message in its own place", () => {
+    const history = [
+      aiCalls("call_1"),
+      human("stop"),
+      aiCalls("call_2"),
+      human("stop again"),
+      aiText("ok"),
+    ];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1)",
+      "tool(call_1)",
+      "human",
+      "ai(call_2)",
+      "tool(call_2)",
+      "human",
+      "ai",
+    ]);
+    expect(repairs.map((repair) => repair.toolCallId)).toEqual(["call_1", "call_2"]);
+  });
+
+  it("answers only the unanswered ones among parallel calls, in the order of the calls", () => {
+    const history = [aiCalls("call_1", "call_2", "call_3"), toolResult("call_2"), human("next")];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1,call_2,call_3)",
+      "tool(call_1)",
+      "tool(call_2)",
+      "tool(call_3)",
+      "human",
+    ]);
+    expect(messages[2]).toBe(history[1]);
+    expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
+      ["placeholder_inserted", "call_1"],
+      ["placeholder_inserted", "call_3"],
+    ]);
+  });
+});
+
+describe("duplicate ids", () => {
+  it("answers the same id twice in one AI message once", () => {
+    const history = [aiCalls("call_1", "call_1"), human("next")];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(shapeOf(messages)).toEqual(["ai(call_1,call_1)", "tool(call_1)", "human"]);
+    expect(repairs).toHaveLength(1);
+  });
+
+  it("takes one result for a repeated id as complete", () => {
+    const history = [aiCalls("call_1", "call_1"), toolResult("call_1")];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+
+  it("gives a placeholder to the second of two turns that reuse an id when only the first is answered", () => {
+    const history = [aiCalls("call_1"), toolResult("call_1"), aiCalls("call_1"), human("next")];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1)",
+      "tool(call_1)",
+      "ai(call_1)",
+      "tool(call_1)",
+      "human",
+    ]);
+    expect(messages[1]).toBe(history[1]);
+    expect(syntheticReasonOf(messages[3])).toBe("interrupted");
+    expect(repairs[0]?.callIndex).toBe(2);
+  });
+
+  it("lets one result answer one call: a result in its own group is not taken by an earlier turn", () => {
+    const history = [aiCalls("call_1"), human("again"), aiCalls("call_1"), toolResult("call_1")];
+    const { messages } = repairToolCalls(history);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1)",
+      "tool(call_1)",
+      "human",
+      "ai(call_1)",
+      "tool(call_1)",
+    ]);
+    expect(syntheticReasonOf(messages[1])).toBe("interrupted");
+    expect(messages[4]).toBe(history[3]);
+  });
+
+  it("drops a second result for a call that is already answered", () => {
+    const history = [aiCalls("call_1"), toolResult("call_1"), toolResult("call_1", "again")];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(messages).toEqual([history[0], history[1]]);
+    expect(repairs).toEqual([
+      { kind: "orphan_dropped", toolCallId: "call_1", toolName: "search", resultIndex: 2 },
+    ]);
+  });
+});
+
+describe("messages without usable tool calls", () => {
+  it.each([
+    ["missing", { type: "ai", content: "hi" }],
+    ["null", { type: "ai", content: "hi", tool_calls: null }],
+    ["empty", { type: "ai", content: "hi", tool_calls: [] }],
+    ["not an array", { type: "ai", content: "hi", tool_calls: { id: "call_1" } }],
+    ["a string", { type: "ai", content: "hi", tool_calls: "call_1" }],
+  ])("skips tool_calls that are %s", (_label, message) => {
+    const history = [human("hi"), message, human("next")];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+
+  it("skips call entries that are not objects without throwing", () => {
+    const history = [{ type: "ai", tool_calls: [null, 7, "x"] }, human("next")];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+
+  it("answers the real calls among junk entries", () => {
+    const history = [{ type: "ai", tool_calls: [null, { id: "call_1", name: "a" }, 7] }];
+    expect(shapeOf(repairToolCalls(history).messages)).toEqual(["ai(,call_1,)", "tool(call_1)"]);
+  });
+});
+
+describe("invalid calls", () => {
+  const truncated = new AIMessage({
+    content: "",
+    tool_calls: [],
+    invalid_tool_calls: [
+      { id: "call_9", name: "search", args: '{"query": "wea', error: "Unexpected end of JSON" },
+    ],
+  });
+
+  it("counts an invalid call as unanswered, with its own reason and text", () => {
+    const { messages, repairs } = repairToolCalls([truncated, human("next")]);
+    expect(shapeOf(messages)).toEqual(["ai(call_9)", "tool(call_9)", "human"]);
+    expect(repairs[0]?.reason).toBe("invalid_arguments");
+    expect((messages[1] as ToolMessage).content).toBe(PLACEHOLDER_CATALOG.en.invalid_arguments);
+    expect(PLACEHOLDER_CATALOG.en.invalid_arguments).toMatch(/arguments could not be parsed/);
+    expect(syntheticReasonOf(messages[1])).toBe("invalid_arguments");
+  });
+
+  it("accepts a result that answers an invalid call", () => {
+    const history = [truncated, toolResult("call_9", "bad arguments")];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+
+  it("answers valid and invalid calls of one message in call order", () => {
+    const mixed = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_1", name: "search", args: {} }],
+      invalid_tool_calls: [{ id: "call_2", name: "search", args: "{", error: "bad" }],
+    });
+    const { repairs } = repairToolCalls([mixed]);
+    expect(repairs.map((repair) => [repair.toolCallId, repair.reason])).toEqual([
+      ["call_1", "interrupted"],
+      ["call_2", "invalid_arguments"],
+    ]);
+  });
+});
+
+describe("raw OpenAI-shaped calls", () => {
+  const raw = (id: string, args = '{"q":"x"}') => ({
+    role: "assistant",
+    content: null,
+    additional_kwargs: {
+      tool_calls: [{ id, type: "function", function: { name: "lookup", arguments: args } }],
+    },
+  });
+
+  it("counts calls present only in additional_kwargs.tool_calls", () => {
+    const { messages, repairs } = repairToolCalls([
+      raw("call_7"),
+      { role: "user", content: "next" },
+    ]);
+    expect(shapeOf(messages)).toEqual(["ai", "tool(call_7)", "user"]);
+    expect(repairs[0]).toMatchObject({
+      toolCallId: "call_7",
+      toolName: "lookup",
+      reason: "interrupted",
+    });
+  });
+
+  it("accepts a plain tool result for a raw call", () => {
+    const history = [raw("call_7"), { role: "tool", tool_call_id: "call_7", content: "42" }];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+
+  it("reads unparsable raw arguments as invalid_arguments", () => {
+    const { repairs } = repairToolCalls([raw("call_7", '{"q": "tru')]);
+    expect(repairs[0]?.reason).toBe("invalid_arguments");
+  });
+
+  it("reads top-level OpenAI-shaped tool_calls by function name", () => {
+    const message = {
+      role: "assistant",
+      tool_calls: [
+        { id: "call_3", type: "function", function: { name: "weather", arguments: "{}" } },
+      ],
+    };
+    const { repairs } = repairToolCalls([message]);
+    expect(repairs[0]).toMatchObject({ toolCallId: "call_3", toolName: "weather" });
+  });
+
+  it("ignores stale raw calls when tool_calls is set, as provider converters do", () => {
+    const message = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_1", name: "search", args: {} }],
+      additional_kwargs: {
+        tool_calls: [{ id: "stale", type: "function", function: { name: "x", arguments: "{}" } }],
+      },
+    });
+    const history = [message, toolResult("call_1")];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+});
+
+describe("calls without ids", () => {
+  it("gives the call a deterministic id in a copy of its AI message, and answers it", () => {
+    const original = new AIMessage({
+      content: "",
+      tool_calls: [
+        { id: "call_1", name: "search", args: {} },
+        { id: "", name: "fetch", args: {} },
+      ],
+    });
+    const history = [human("hi"), original, toolResult("call_1"), human("next")];
+    const before = snapshot(history);
+    const { messages, repairs } = repairToolCalls(history);
+
+    expect(shapeOf(messages)).toEqual([
+      "human",
+      "ai(call_1,tcr_1_1)",
+      "tool(call_1)",
+      "tool(tcr_1_1)",
+      "human",
+    ]);
+    const copy = messages[1] as AIMessage;
+    expect(copy).not.toBe(original);
+    expect(AIMessage.isInstance(copy)).toBe(true);
+    expect(copy.id).toBe(original.id);
+    expect(copy.content).toBe(original.content);
+    expect((copy.lc_kwargs as { tool_calls: { id: string }[] }).tool_calls[1]?.id).toBe("tcr_1_1");
+    expect(original.tool_calls?.[1]?.id).toBe("");
+    expect(snapshot(history)).toBe(before);
+    expect(repairs.map((repair) => [repair.kind, repair.toolCallId, repair.toolName])).toEqual([
+      ["id_assigned", "tcr_1_1", "fetch"],
+      ["placeholder_inserted", "tcr_1_1", "fetch"],
+    ]);
+    expect(repairToolCalls(messages).messages).toBe(messages);
+  });
+
+  it("gives the same ids on every call, so repeated repairs agree", () => {
+    const history = [{ type: "ai", tool_calls: [{ name: "x", args: {} }] }, human("next")];
+    const first = repairToolCalls(history);
+    const second = repairToolCalls(history);
+    expect(shapeOf(first.messages)).toEqual(shapeOf(second.messages));
+  });
+
+  it("patches ids of raw-only calls in a copy of additional_kwargs", () => {
+    const message = {
+      role: "assistant",
+      additional_kwargs: {
+        tool_calls: [{ type: "function", function: { name: "f", arguments: "{}" } }],
+      },
+    };
+    const { messages } = repairToolCalls([message]);
+    const copy = messages[0] as typeof message & {
+      additional_kwargs: { tool_calls: { id: string }[] };
+    };
+    expect(copy.additional_kwargs.tool_calls[0]?.id).toBe("tcr_0_0");
+    expect((message.additional_kwargs.tool_calls[0] as { id?: string }).id).toBeUndefined();
+  });
+});
+
+describe("misplaced results", () => {
+  const history = () => [
+    aiCalls("call_1", "call_2"),
+    toolResult("call_2"),
+    human("wait"),
+    toolResult("call_1"),
+  ];
+
+  it("moves a result separated from its call by another message into the call's group (regroup)", () => {
+    const input = history();
+    const { messages, repairs } = repairToolCalls(input);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1,call_2)",
+      "tool(call_1)",
+      "tool(call_2)",
+      "human",
+    ]);
+    expect(messages[1]).toBe(input[3]);
+    expect(repairs).toEqual([
+      {
+        kind: "result_moved",
+        toolCallId: "call_1",
+        toolName: "search",
+        callIndex: 0,
+        resultIndex: 3,
+        outputIndex: 1,
+      },
+    ]);
+  });
+
+  it("moves a result that landed in a later AI message's group back to its own", () => {
+    const input = [
+      aiCalls("call_1"),
+      aiCalls("call_2"),
+      toolResult("call_1"),
+      toolResult("call_2"),
+    ];
+    const { messages } = repairToolCalls(input);
+    expect(shapeOf(messages)).toEqual(["ai(call_1)", "tool(call_1)", "ai(call_2)", "tool(call_2)"]);
+  });
+
+  it("leaves the result where it is with misplaced: 'keep', and adds no placeholder", () => {
+    const input = history();
+    const result = repairToolCalls(input, { misplaced: "keep" });
+    expect(result.messages).toBe(input);
+    expect(result.repairs).toEqual([]);
+  });
+});
+
+describe("orphan results", () => {
+  it("drops a tool result that answers no earlier call (orphans: 'drop')", () => {
+    const input = [human("hi"), toolResult("ghost", "boo", "haunt"), aiText("hello")];
+    const { messages, repairs } = repairToolCalls(input);
+    expect(messages).toEqual([input[0], input[2]]);
+    expect(repairs).toEqual([
+      { kind: "orphan_dropped", toolCallId: "ghost", toolName: "haunt", resultIndex: 1 },
+    ]);
+  });
+
+  it("drops a result that comes before the call it names, and answers the call", () => {
+    const input = [toolResult("call_1"), aiCalls("call_1")];
+    const { messages } = repairToolCalls(input);
+    expect(shapeOf(messages)).toEqual(["ai(call_1)", "tool(call_1)"]);
+    expect(syntheticReasonOf(messages[1])).toBe("interrupted");
+  });
+
+  it("keeps it with orphans: 'keep'", () => {
+    const input = [human("hi"), toolResult("ghost"), aiText("hello")];
+    expect(repairToolCalls(input, { orphans: "keep" }).messages).toBe(input);
+  });
+
+  it("drops tool messages without a tool_call_id", () => {
+    const input = [human("hi"), { type: "tool", content: "?" }];
+    expect(repairToolCalls(input).messages).toEqual([input[0]]);
+  });
+});
+
+describe("keep and keep behave like the original design", () => {
+  it("only inserts placeholders directly after the AI message and moves nothing", () => {
+    const input = [
+      toolResult("ghost"),
+      aiCalls("call_1", "call_2"),
+      toolResult("call_2"),
+      human("wait"),
+      toolResult("call_3"),
+    ];
+    const { messages } = repairToolCalls(input, { orphans: "keep", misplaced: "keep" });
+    expect(shapeOf(messages)).toEqual([
+      "tool(ghost)",
+      "ai(call_1,call_2)",
+      "tool(call_1)",
+      "tool(call_2)",
+      "human",
+      "tool(call_3)",
+    ]);
+    expect(syntheticReasonOf(messages[2])).toBe("interrupted");
+    expect(messages.filter((message) => syntheticReasonOf(message) === undefined)).toEqual(input);
+  });
+});
+
+describe("lenient reading", () => {
+  it("reads plain objects with role or type like LangChain messages", () => {
+    const input = [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "", tool_calls: [{ id: "call_1", name: "search", args: {} }] },
+      { type: "human", content: "next" },
+    ];
+    expect(shapeOf(repairToolCalls(input).messages)).toEqual([
+      "user",
+      "ai(call_1)",
+      "tool(call_1)",
+      "human",
+    ]);
+  });
+
+  it("passes junk entries through untouched and never throws", () => {
+    const junk = [null, undefined, 42, "text", {}, [], { type: 7 }, { role: null }];
+    const input = [...junk, aiCalls("call_1"), ...junk];
+    const { messages } = repairToolCalls(input);
+    expect(messages.slice(0, junk.length)).toEqual(junk);
+    expect(shapeOf([messages[junk.length + 1]])).toEqual(["tool(call_1)"]);
+    expect(messages.slice(junk.length + 2)).toEqual(junk);
+  });
+
+  it("returns a non-array argument as it is", () => {
+    const notAnArray = { length: 3 } as unknown as unknown[];
+    expect(repairToolCalls(notAnArray).messages).toBe(notAnArray);
+  });
+});
+
+describe("purity", () => {
+  it("never mutates the input array or any message in it", () => {
+    const input = [
+      aiCalls("call_1", "call_2"),
+      toolResult("call_2"),
+      human("wait"),
+      toolResult("call_1"),
+      toolResult("ghost"),
+      { type: "ai", tool_calls: [{ name: "x" }] },
+    ];
+    const copy = [...input];
+    const before = snapshot(input);
+    repairToolCalls(input);
+    expect(input).toEqual(copy);
+    input.forEach((message, index) => {
+      expect(message).toBe(copy[index]);
+    });
+    expect(snapshot(input)).toBe(before);
+  });
+});
+
+describe("window", () => {
+  const long = () => [
+    aiCalls("old_1"), // dangling, but before the window
+    human("a"),
+    aiCalls("call_1"),
+    toolResult("call_1"),
+    toolResult("old_1"), // its call lies before the window
+    human("b"),
+    aiCalls("call_2"), // dangling, inside the window
+    human("c"),
+  ];
+
+  it("repairs only calls in the last N messages and leaves the rest untouched", () => {
+    const input = long();
+    const { messages, repairs } = repairToolCalls(input, { window: 6 });
+    expect(repairs.map((repair) => repair.toolCallId)).toEqual(["call_2"]);
+    expect(messages.slice(0, 6)).toEqual(input.slice(0, 6));
+    input.slice(0, 6).forEach((message, index) => {
+      expect(messages[index]).toBe(message);
+    });
+  });
+
+  it("never drops a result inside the window whose call lies before it", () => {
+    const input = long();
+    const { messages } = repairToolCalls(input, { window: 4 });
+    expect(messages).toContain(input[4]);
+  });
+
+  it("takes the tool messages that open the window as answers to a call before it", () => {
+    const input = [
+      aiCalls("call_1", "call_2"),
+      toolResult("call_1"),
+      toolResult("call_2"),
+      human("x"),
+    ];
+    expect(repairToolCalls(input, { window: 2 }).messages).toBe(input);
+  });
+
+  it("behaves as no window when the window covers the whole history", () => {
+    const input = long();
+    const whole = repairToolCalls(input);
+    const windowed = repairToolCalls(input, { window: input.length });
+    expect(shapeOf(windowed.messages)).toEqual(shapeOf(whole.messages));
+  });
+});
+
+describe("synthetic marker", () => {
+  it("marks inserted messages with response_metadata.synthetic and their reason", () => {
+    const { messages } = repairToolCalls([aiCalls("call_1")]);
+    expect((messages[1] as ToolMessage).response_metadata).toEqual({
+      synthetic: true,
+      synthetic_reason: "interrupted",
+    });
+  });
+
+  it("leaves the marker out with markSynthetic: false, and changes nothing else", () => {
+    const marked = repairToolCalls([aiCalls("call_1")]).messages[1] as ToolMessage;
+    const plain = repairToolCalls([aiCalls("call_1")], { markSynthetic: false })
+      .messages[1] as ToolMessage;
+    expect(plain.response_metadata).toEqual({});
+    expect(syntheticReasonOf(plain)).toBeUndefined();
+    expect({ ...plain.toDict().data, response_metadata: {}, id: undefined }).toEqual({
+      ...marked.toDict().data,
+      response_metadata: {},
+      id: undefined,
+    });
+  });
+});
+
+describe("policy reuse", () => {
+  it("takes a prebuilt policy or plain options alike", () => {
+    const input = [aiCalls("call_1")];
+    const policy = createRepairPolicy({ placeholder: "stopped {tool_name}" });
+    const fromPolicy = repairToolCalls(input, policy).messages[1] as ToolMessage;
+    const fromOptions = repairToolCalls(input, { placeholder: "stopped {tool_name}" })
+      .messages[1] as ToolMessage;
+    expect(fromPolicy.content).toBe("stopped search");
+    expect(fromOptions.content).toBe("stopped search");
+  });
+
+  it("uses the context locale over the policy's", () => {
+    const input = [aiCalls("call_1")];
+    const policy = createRepairPolicy({ locale: "fr" });
+    const text = (repairToolCalls(input, policy, { locale: "ko" }).messages[1] as ToolMessage)
+      .content;
+    expect(text).toBe(PLACEHOLDER_CATALOG.ko.interrupted);
+  });
+});

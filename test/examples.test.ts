@@ -1,0 +1,44 @@
+/** Every runnable example runs as a user would run it, and prints what its comments promise. */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { PLACEHOLDER_CATALOG } from "../src/index.js";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("..", import.meta.url));
+const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
+
+async function runExample(name: string): Promise<string> {
+  const { stdout } = await run(tsx, [`examples/${name}`], { cwd: root, timeout: 60_000 });
+  return stdout;
+}
+
+describe("examples", () => {
+  it("basic.ts shows the interrupted call answered by a placeholder before the next model call", async () => {
+    const output = await runExample("basic.ts");
+    const received = output.slice(output.indexOf("What the model received"));
+    expect(received).toMatch(
+      /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+human\s+Never mind/,
+    );
+    expect(output).toContain("Injecting 1 placeholder ToolMessage(s) for dangling tool calls");
+    expect(output).toContain("The model answered: The deploy never finished");
+  });
+
+  it("custom-template.ts renders a template, a per-reason map and a function", async () => {
+    const output = await runExample("custom-template.ts");
+    expect(output).toContain("call_weather: [get_weather did not answer (call call_weather)");
+    expect(output).toContain(
+      "call_time: [get_time was not run: its arguments were cut off. Ask again.]",
+    );
+    expect(output).toContain(`${PLACEHOLDER_CATALOG.fr.interrupted} (outil : get_weather)`);
+  });
+
+  it("localized.ts answers each user in their own language, and in English when unknown", async () => {
+    const output = await runExample("localized.ts");
+    expect(output).toContain(PLACEHOLDER_CATALOG.ja.interrupted);
+    expect(output).toContain(PLACEHOLDER_CATALOG["zh-TW"].interrupted);
+    expect(output).toContain(PLACEHOLDER_CATALOG["pt-BR"].interrupted);
+    expect(output).toMatch(/sw-KE\s+\[Tool call was interrupted and did not return a result\.\]/);
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * What providers receive: the repaired history run through the real LangChain converters of
+ * OpenAI Chat Completions and Anthropic Messages. The synthetic marker must not reach the wire.
+ */
+import { convertPromptToAnthropic } from "@langchain/anthropic";
+import type { BaseMessage } from "@langchain/core/messages";
+import { ChatPromptValue } from "@langchain/core/prompt_values";
+import { convertMessagesToCompletionsMessageParams } from "@langchain/openai";
+import { describe, expect, it } from "vitest";
+import { repairToolCalls } from "../src/index.js";
+import { aiCalls, human, toolResult } from "./helpers/history.js";
+
+const broken = () => [
+  human("weather in Lyon and Osaka?"),
+  aiCalls(["call_1", "get_weather"], ["call_2", "get_weather"]),
+  toolResult("call_2", "sunny", "get_weather"),
+  human("hello?"),
+];
+
+function repaired(markSynthetic: boolean): BaseMessage[] {
+  return repairToolCalls(broken(), { markSynthetic }).messages;
+}
+
+const toOpenAI = (messages: BaseMessage[]) =>
+  convertMessagesToCompletionsMessageParams({ messages, model: "gpt-4.1" });
+const toAnthropic = (messages: BaseMessage[]) =>
+  convertPromptToAnthropic(new ChatPromptValue(messages));
+
+describe("provider payloads", () => {
+  it("sends OpenAI a tool message for every call, directly after the assistant message", () => {
+    const payload = toOpenAI(repaired(true));
+    expect(payload.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "tool",
+      "user",
+    ]);
+    expect(payload.slice(2, 4)).toEqual([
+      {
+        role: "tool",
+        name: "get_weather",
+        tool_call_id: "call_1",
+        content: "[Tool call was interrupted and did not return a result.]",
+      },
+      { role: "tool", name: "get_weather", tool_call_id: "call_2", content: "sunny" },
+    ]);
+  });
+
+  it("sends Anthropic a tool_result for every tool_use in the next user turn", () => {
+    const { messages } = toAnthropic(repaired(true));
+    const toolUses = (messages[1]?.content as { type: string; id?: string }[]).filter(
+      (block) => block.type === "tool_use",
+    );
+    expect(toolUses.map((block) => block.id)).toEqual(["call_1", "call_2"]);
+    const results = (
+      messages[2]?.content as { type: string; tool_use_id?: string; is_error?: boolean }[]
+    ).filter((block) => block.type === "tool_result");
+    expect(results.map((block) => block.tool_use_id)).toEqual(["call_1", "call_2"]);
+  });
+
+  it("sends the same payload with and without the synthetic marker", () => {
+    expect(toOpenAI(repaired(true))).toEqual(toOpenAI(repaired(false)));
+    expect(toAnthropic(repaired(true))).toEqual(toAnthropic(repaired(false)));
+    expect(JSON.stringify(toOpenAI(repaired(true)))).not.toContain("synthetic");
+    expect(JSON.stringify(toAnthropic(repaired(true)))).not.toContain("synthetic");
+  });
+});

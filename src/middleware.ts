@@ -14,7 +14,7 @@ import {
   type RepairPolicy,
   repairOptionsShape,
 } from "./core/policy.js";
-import { type RepairResult, repairToolCalls } from "./core/repair.js";
+import { type RepairResult, repairToolCalls, type ToolCallRepair } from "./core/repair.js";
 import { describeRepairs } from "./core/summary.js";
 
 /** The name the middleware registers under in `createAgent`. */
@@ -97,11 +97,32 @@ const middlewareOptionsSchema = z.strictObject({
 
 const SILENT: RepairLogger = { warn() {} };
 
+/** The context keys the `persist` hook can read: any value, never required. */
+const persistedContextSchema = z.object({ locale: z.unknown().optional() });
+
 /** What the middleware needs at call time, built once from validated options. */
 interface Repairer {
   readonly policy: RepairPolicy;
   readonly logger: RepairLogger;
   readonly locale: string | LocaleResolver | undefined;
+}
+
+/**
+ * Writes to the logger, and never lets the logger break the call: a logger that throws is a
+ * telemetry failure, and telemetry failures never block the model call.
+ */
+function log(
+  logger: RepairLogger,
+  level: "warn" | "error",
+  message: string,
+  details: Record<string, unknown>,
+): void {
+  try {
+    if (level === "error" && logger.error !== undefined) logger.error(message, details);
+    else logger.warn(message, details);
+  } catch {
+    // Nowhere left to report to.
+  }
 }
 
 function localeOf(repairer: Repairer, request: LocaleRequest): string | undefined {
@@ -111,7 +132,9 @@ function localeOf(repairer: Repairer, request: LocaleRequest): string | undefine
     const tag = locale(request);
     return typeof tag === "string" ? tag : undefined;
   } catch (error) {
-    repairer.logger.warn("Locale resolver failed; using English placeholder text", { error });
+    log(repairer.logger, "warn", "Locale resolver failed; using English placeholder text", {
+      error,
+    });
     return undefined;
   }
 }
@@ -119,6 +142,24 @@ function localeOf(repairer: Repairer, request: LocaleRequest): string | undefine
 function threadIdOf(request: LocaleRequest): string | undefined {
   const threadId = request.runtime?.configurable?.thread_id;
   return typeof threadId === "string" ? threadId : undefined;
+}
+
+function reportRepairs(
+  repairer: Repairer,
+  request: LocaleRequest,
+  repairs: readonly ToolCallRepair[],
+) {
+  const threadId = threadIdOf(request);
+  const thread = threadId === undefined ? {} : { threadId };
+  log(repairer.logger, "warn", describeRepairs(repairs), { ...thread, repairs });
+  for (const repair of repairs) {
+    if (repair.placeholderError === undefined) continue;
+    log(repairer.logger, "warn", "Placeholder function failed; using the catalog text", {
+      ...thread,
+      toolCallId: repair.toolCallId,
+      error: repair.placeholderError,
+    });
+  }
 }
 
 /**
@@ -129,25 +170,19 @@ function repairRequest<T>(
   repairer: Repairer,
   request: LocaleRequest & { readonly messages: readonly T[] },
 ): RepairResult<T> | undefined {
+  let result: RepairResult<T>;
   try {
-    const result = repairToolCalls(request.messages, repairer.policy, {
+    result = repairToolCalls(request.messages, repairer.policy, {
       locale: localeOf(repairer, request),
     });
-    if (result.repairs.length > 0) {
-      const threadId = threadIdOf(request);
-      repairer.logger.warn(describeRepairs(result.repairs), {
-        ...(threadId === undefined ? {} : { threadId }),
-        repairs: result.repairs,
-      });
-    }
-    return result;
   } catch (error) {
-    const log = repairer.logger.error ?? repairer.logger.warn;
-    log.call(repairer.logger, "Tool-call repair failed; passing the request on unchanged", {
+    log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
       error,
     });
     return undefined;
   }
+  if (result.repairs.length > 0) reportRepairs(repairer, request, result.repairs);
+  return result;
 }
 
 /**
@@ -223,6 +258,9 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
 
   return createMiddleware({
     name: MIDDLEWARE_NAME,
+    // Hooks other than wrapModelCall see only the context keys their middleware declares; this
+    // one lets a persisted placeholder follow `runtime.context.locale` like a request does.
+    contextSchema: persistedContextSchema,
     // With persist, the repair is written to the state before the model node runs; the request
     // then arrives clean and wrapModelCall passes it on as it is.
     beforeModel: persist

@@ -1,0 +1,165 @@
+/**
+ * Builders for integration tests against a real `createAgent`: a fake model with a queue of
+ * answers, tools that break a run the way production runs break (an abort mid-tool, an interrupt
+ * left unanswered), and readers for what the model received and what the thread stored.
+ */
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { type FakeBuiltModel, fakeModel } from "@langchain/core/testing";
+import { interrupt, MemorySaver } from "@langchain/langgraph";
+import { type AgentMiddleware, createAgent, tool } from "langchain";
+import { z } from "zod";
+
+/** What a tool-calling AI message answer looks like, as the tests queue it. */
+export interface QueuedCall {
+  readonly id: string;
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+}
+
+/**
+ * An AI message that makes tool calls, with an explicit message id. `respondWithTools` would give
+ * the message the model-call index as id, so two runs on one thread would overwrite each other.
+ */
+export function aiToolCall(messageId: string, ...calls: QueuedCall[]): AIMessage {
+  return new AIMessage({
+    id: messageId,
+    content: "",
+    tool_calls: calls.map((call) => ({ ...call, type: "tool_call" as const })),
+  });
+}
+
+/** A final AI answer with an explicit message id. */
+export function aiAnswer(messageId: string, text: string): AIMessage {
+  return new AIMessage({ id: messageId, content: text });
+}
+
+/** A human message with an explicit id, so stored ids can be compared across invokes. */
+export function humanTurn(messageId: string, text: string): HumanMessage {
+  return new HumanMessage({ id: messageId, content: text });
+}
+
+/** A fake model that gives these answers (an `Error` is thrown), in order. */
+export function scriptedModel(...answers: (BaseMessage | Error)[]): FakeBuiltModel {
+  const model = fakeModel();
+  for (const answer of answers) model.respond(answer);
+  return model;
+}
+
+/** What the model received on its `index`-th call (0-based); fails the test if there was none. */
+export function receivedBy(model: FakeBuiltModel, index: number): BaseMessage[] {
+  const call = model.calls[index];
+  if (call === undefined) {
+    throw new Error(`the model was called ${model.callCount} time(s); no call #${index}`);
+  }
+  return call.messages;
+}
+
+/** The invoke config of a thread. */
+export function onThread(threadId: string) {
+  return { configurable: { thread_id: threadId } };
+}
+
+/** A `search` tool that answers at once. */
+export function searchTool() {
+  return tool(async ({ query }) => `results for ${query}`, {
+    name: "search",
+    description: "Searches the web.",
+    schema: z.object({ query: z.string() }),
+  });
+}
+
+/**
+ * A `search` tool that stalls until its run is aborted (or 2 s pass). `started` resolves as soon
+ * as the tool runs, so a test can abort at a known point instead of after a guessed delay.
+ */
+export function stallingSearchTool() {
+  let markStarted!: () => void;
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+  const stalling = tool(
+    async ({ query }, config) => {
+      markStarted();
+      await new Promise<void>((resolve, reject) => {
+        const signal = config.signal;
+        const timer = setTimeout(resolve, 2_000);
+        const onAbort = () => {
+          clearTimeout(timer);
+          reject(signal?.reason ?? new Error("aborted"));
+        };
+        if (signal?.aborted) onAbort();
+        else signal?.addEventListener("abort", onAbort, { once: true });
+      });
+      return `results for ${query}`;
+    },
+    {
+      name: "search",
+      description: "Searches the web, slowly.",
+      schema: z.object({ query: z.string() }),
+    },
+  );
+  return { tool: stalling, started };
+}
+
+/** An `ask_user` tool that interrupts the graph to ask a human. */
+export function askUserTool() {
+  return tool(async ({ question }) => String(interrupt({ question })), {
+    name: "ask_user",
+    description: "Asks the user a question.",
+    schema: z.object({ question: z.string() }),
+  });
+}
+
+/** An agent over a scripted fake model, with a `MemorySaver` so threads persist. */
+export function agentWith(options: {
+  readonly model: FakeBuiltModel;
+  readonly tools: Parameters<typeof createAgent>[0]["tools"];
+  readonly middleware?: readonly AgentMiddleware[];
+}) {
+  return createAgent({
+    model: options.model,
+    tools: options.tools ?? [],
+    checkpointer: new MemorySaver(),
+    middleware: options.middleware ?? [],
+  });
+}
+
+/** The smallest surface of an agent these helpers need. */
+export interface ThreadedAgent {
+  invoke(input: { messages: BaseMessage[] }, config: object): Promise<unknown>;
+  readonly graph: {
+    getState(config: { configurable: { thread_id: string } }): Promise<{
+      values: unknown;
+    }>;
+  };
+}
+
+/** The messages stored on a thread. */
+export async function storedMessages(agent: ThreadedAgent, threadId: string) {
+  const { values } = await agent.graph.getState(onThread(threadId));
+  return (values as { messages?: BaseMessage[] }).messages ?? [];
+}
+
+/**
+ * Starts a run on the thread, aborts it while the stalling tool runs, and returns the error the
+ * run ended with. The thread is left as `[human, ai(tool_calls)]` with no tool result.
+ */
+export async function abortMidTool(
+  agent: ThreadedAgent,
+  started: Promise<void>,
+  threadId: string,
+  message: BaseMessage,
+): Promise<unknown> {
+  const controller = new AbortController();
+  const run = agent.invoke(
+    { messages: [message] },
+    { ...onThread(threadId), signal: controller.signal },
+  );
+  const outcome = run.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  await Promise.race([started, outcome]);
+  controller.abort();
+  return outcome;
+}

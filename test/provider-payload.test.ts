@@ -49,14 +49,16 @@ describe("provider payloads", () => {
 
   it("sends Anthropic a tool_result for every tool_use in the next user turn", () => {
     const { messages } = toAnthropic(repaired(true));
-    const toolUses = (messages[1]?.content as { type: string; id?: string }[]).filter(
-      (block) => block.type === "tool_use",
-    );
+    type Block = { type: string; id?: string; tool_use_id?: string; content?: unknown };
+    const blocksOf = (index: number) => (messages[index]?.content ?? []) as Block[];
+    expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "user"]);
+    const toolUses = blocksOf(1).filter((block) => block.type === "tool_use");
     expect(toolUses.map((block) => block.id)).toEqual(["call_1", "call_2"]);
-    const results = (
-      messages[2]?.content as { type: string; tool_use_id?: string; is_error?: boolean }[]
-    ).filter((block) => block.type === "tool_result");
-    expect(results.map((block) => block.tool_use_id)).toEqual(["call_1", "call_2"]);
+    const results = blocksOf(2).filter((block) => block.type === "tool_result");
+    expect(results.map((block) => [block.tool_use_id, block.content])).toEqual([
+      ["call_1", "[Tool call was interrupted and did not return a result.]"],
+      ["call_2", "sunny"],
+    ]);
   });
 
   it("sends the same payload with and without the synthetic marker", () => {

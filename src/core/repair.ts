@@ -277,7 +277,7 @@ function collectCalls(ai: unknown, index: number): AiEntry | undefined {
     if (!isToolCallEntry(call)) continue;
     let id = toolCallIdOf(call);
     if (id === undefined) {
-      id = `${ASSIGNED_ID_PREFIX}${index}_${position}`;
+      id = assignedId(ai, callCount, entry, `${ASSIGNED_ID_PREFIX}${index}_${position}`);
       entry.assignedIds.set(position, id);
     } else if (entry.slots.some((slot) => slot.id === id)) {
       continue;
@@ -293,6 +293,18 @@ function collectCalls(ai: unknown, index: number): AiEntry | undefined {
     });
   }
   return entry;
+}
+
+/**
+ * A deterministic id for a call that has none, unlike any other id of its AI message (which may
+ * hold ids assigned by an earlier repair that was persisted): `base`, else `base_1`, `base_2`, ...
+ */
+function assignedId(ai: unknown, callCount: number, entry: AiEntry, base: string): string {
+  const taken = (id: string) =>
+    makesCall(ai, id, callCount) || [...entry.assignedIds.values()].includes(id);
+  let id = base;
+  for (let suffix = 1; taken(id); suffix++) id = `${base}_${suffix}`;
+  return id;
 }
 
 /**

@@ -322,6 +322,23 @@ describe("calls without ids", () => {
     expect(repairToolCalls(messages).messages).toBe(messages);
   });
 
+  it("never gives an id that another call of the same message already has", () => {
+    const message = new AIMessage({
+      content: "",
+      tool_calls: [
+        { id: "tcr_0_1", name: "search", args: {} }, // assigned by an earlier, persisted repair
+        { id: "", name: "calc", args: {} },
+      ],
+    });
+    const { messages } = repairToolCalls([message]);
+    expect(shapeOf(messages)).toEqual([
+      "ai(tcr_0_1,tcr_0_1_1)",
+      "tool(tcr_0_1)",
+      "tool(tcr_0_1_1)",
+    ]);
+    expect(repairToolCalls(messages).messages).toBe(messages);
+  });
+
   it("gives the same ids on every call, so repeated repairs agree", () => {
     const history = [{ type: "ai", tool_calls: [{ name: "x", args: {} }] }, human("next")];
     const first = repairToolCalls(history);

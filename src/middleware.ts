@@ -17,7 +17,14 @@ import {
 import { type RepairResult, repairToolCalls, type ToolCallRepair } from "./core/repair.js";
 import { describeRepairs } from "./core/summary.js";
 
-/** The name the middleware registers under in `createAgent`. */
+/**
+ * The name the middleware registers under in `createAgent`.
+ *
+ * @example
+ * ```ts
+ * danglingToolCallMiddleware().name === MIDDLEWARE_NAME; // true
+ * ```
+ */
 export const MIDDLEWARE_NAME = "DanglingToolCallMiddleware";
 
 /** Where the middleware writes: a warning per repaired model call, an error when it fails open. */

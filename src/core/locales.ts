@@ -6,7 +6,14 @@
 /** Why a placeholder was inserted for a call. */
 export type PlaceholderReason = "interrupted" | "invalid_arguments";
 
-/** Every placeholder reason, in a stable order. */
+/**
+ * Every placeholder reason, in a stable order.
+ *
+ * @example
+ * ```ts
+ * for (const reason of PLACEHOLDER_REASONS) console.log(catalogText(reason, "ko"));
+ * ```
+ */
 export const PLACEHOLDER_REASONS: readonly PlaceholderReason[] = Object.freeze([
   "interrupted",
   "invalid_arguments",
@@ -15,7 +22,14 @@ export const PLACEHOLDER_REASONS: readonly PlaceholderReason[] = Object.freeze([
 /** The placeholder texts of one locale. */
 export type PlaceholderTexts = Readonly<Record<PlaceholderReason, string>>;
 
-/** The locale used when no other fits. */
+/**
+ * The locale used when no other fits.
+ *
+ * @example
+ * ```ts
+ * resolveCatalogLocale("tlh") === DEFAULT_LOCALE; // true
+ * ```
+ */
 export const DEFAULT_LOCALE = "en";
 
 /**

@@ -21,7 +21,14 @@ export interface PlaceholderContext {
 /** Returns the text of a placeholder tool message. */
 export type PlaceholderFunction = (context: PlaceholderContext) => string;
 
-/** The variables a placeholder template may use. */
+/**
+ * The variables a placeholder template may use.
+ *
+ * @example
+ * ```ts
+ * TEMPLATE_VARIABLES.map((name) => `{${name}}`); // ["{tool_name}", "{tool_call_id}"]
+ * ```
+ */
 export const TEMPLATE_VARIABLES = Object.freeze(["tool_name", "tool_call_id"] as const);
 
 const TEMPLATE_TOKEN = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

@@ -185,7 +185,15 @@ export function createRepairPolicy(options: RepairOptions = {}): RepairPolicy {
   return policyFrom(parsed.data);
 }
 
-/** Whether a value is a policy made by {@link createRepairPolicy}. */
+/**
+ * Whether a value is a policy made by {@link createRepairPolicy} (and so needs no validation).
+ *
+ * @example
+ * ```ts
+ * isRepairPolicy(createRepairPolicy()); // true
+ * isRepairPolicy({ window: 10 }); // false: plain options
+ * ```
+ */
 export function isRepairPolicy(value: unknown): value is RepairPolicy {
   return typeof value === "object" && value !== null && REPAIR_POLICY in value;
 }

@@ -67,10 +67,24 @@ export interface RepairContext {
   readonly locale?: string;
 }
 
-/** The name a placeholder carries when its call has none. */
+/**
+ * The name a placeholder carries when its call has none.
+ *
+ * @example
+ * ```ts
+ * repairToolCalls([{ type: "ai", tool_calls: [{ id: "call_1" }] }]).messages[1]; // name: UNKNOWN_TOOL_NAME
+ * ```
+ */
 export const UNKNOWN_TOOL_NAME = "unknown";
 
-/** Prefix of the ids given to calls that had none; the rest is `<message index>_<call index>`. */
+/**
+ * Prefix of the ids given to calls that had none; the rest is `<message index>_<call index>`.
+ *
+ * @example
+ * ```ts
+ * const assigned = repairs.filter((repair) => repair.toolCallId.startsWith(ASSIGNED_ID_PREFIX));
+ * ```
+ */
 export const ASSIGNED_ID_PREFIX = "tcr_";
 
 const NO_REPAIRS: readonly ToolCallRepair[] = Object.freeze([]);
@@ -421,9 +435,23 @@ function rebuild<T>(
   return { messages: output as Array<T | ToolMessage>, repairs };
 }
 
-/** Response metadata key that marks a message inserted by this library. */
+/**
+ * Response metadata key that marks a message inserted by this library.
+ *
+ * @example
+ * ```ts
+ * message.response_metadata?.[SYNTHETIC_MARKER] === true; // inserted by this library
+ * ```
+ */
 export const SYNTHETIC_MARKER = "synthetic";
-/** Response metadata key that carries the reason of an inserted message. */
+/**
+ * Response metadata key that carries the reason of an inserted message.
+ *
+ * @example
+ * ```ts
+ * message.response_metadata?.[SYNTHETIC_REASON_KEY]; // "interrupted" or "invalid_arguments"
+ * ```
+ */
 export const SYNTHETIC_REASON_KEY = "synthetic_reason";
 
 function createPlaceholder(

@@ -6,6 +6,7 @@ import {
   isToolCallResilienceError,
   PLACEHOLDER_CATALOG,
   type RepairOptions,
+  type RepairPolicy,
   repairToolCalls,
   ToolCallResilienceOptionsError,
 } from "../../src/index.js";
@@ -13,6 +14,20 @@ import { aiCalls } from "../helpers/history.js";
 
 function placeholderFor(options: RepairOptions, history = [aiCalls(["call_1", "search"])]) {
   return repairToolCalls(history, createRepairPolicy(options)).messages[1] as ToolMessage;
+}
+
+/** The placeholder texts for one interrupted call (`a`) and one invalid call (`b`). */
+function placeholderTextsOfBothReasons(policy: RepairPolicy) {
+  const history = [
+    {
+      type: "ai",
+      tool_calls: [{ id: "call_1", name: "a", args: {} }],
+      invalid_tool_calls: [{ id: "call_2", name: "b", args: "{" }],
+    },
+  ];
+  return repairToolCalls(history, policy)
+    .messages.slice(1)
+    .map((message) => (message as ToolMessage).content);
 }
 
 function problemsOf(options: unknown) {
@@ -41,16 +56,7 @@ describe("placeholder templates", () => {
 
   it("applies a single template to every reason", () => {
     const policy = createRepairPolicy({ placeholder: "no result" });
-    const history = [
-      {
-        type: "ai",
-        tool_calls: [{ id: "call_1", name: "a", args: {} }],
-        invalid_tool_calls: [{ id: "call_2", name: "b", args: "{" }],
-      },
-    ];
-    const texts = repairToolCalls(history, policy)
-      .messages.slice(1)
-      .map((message) => (message as ToolMessage).content);
+    const texts = placeholderTextsOfBothReasons(policy);
     expect(texts).toEqual(["no result", "no result"]);
   });
 
@@ -59,16 +65,7 @@ describe("placeholder templates", () => {
       locale: "de",
       placeholder: { invalid_arguments: "bad args for {tool_name}" },
     });
-    const history = [
-      {
-        type: "ai",
-        tool_calls: [{ id: "call_1", name: "a", args: {} }],
-        invalid_tool_calls: [{ id: "call_2", name: "b", args: "{" }],
-      },
-    ];
-    const texts = repairToolCalls(history, policy)
-      .messages.slice(1)
-      .map((message) => (message as ToolMessage).content);
+    const texts = placeholderTextsOfBothReasons(policy);
     expect(texts).toEqual([PLACEHOLDER_CATALOG.de.interrupted, "bad args for b"]);
   });
 

@@ -134,7 +134,7 @@ function log(
 
 function localeOf(repairer: Repairer, request: LocaleRequest): string | undefined {
   const { locale } = repairer;
-  if (typeof locale !== "function") return locale;
+  if (typeof locale !== "function") return undefined;
   try {
     const tag = locale(request);
     return typeof tag === "string" ? tag : undefined;
@@ -179,9 +179,10 @@ function repairRequest<T>(
 ): RepairResult<T> | undefined {
   let result: RepairResult<T>;
   try {
-    result = repairToolCalls(request.messages, repairer.policy, {
-      locale: localeOf(repairer, request),
-    });
+    // A resolver runs only when a placeholder needs its text, never on a clean request.
+    const locale =
+      typeof repairer.locale === "function" ? () => localeOf(repairer, request) : undefined;
+    result = repairToolCalls(request.messages, repairer.policy, { locale });
   } catch (error) {
     log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
       error,

@@ -240,6 +240,20 @@ describe("locale", () => {
     ]);
   });
 
+  it("asks the resolver only when a placeholder needs its text", () => {
+    const resolver = vi.fn(() => "ko");
+    const handler = vi.fn<Handler>(() => answer);
+    wrap(
+      { locale: resolver },
+      requestWith([human("hi"), aiCalls("call_1"), toolResult("call_1")]),
+      handler,
+    );
+    wrap({ locale: resolver }, requestWith([human("hi"), toolResult("ghost")]), handler);
+    expect(resolver).not.toHaveBeenCalled();
+    wrap({ locale: resolver }, requestWith([aiCalls("call_1", "call_2")]), handler);
+    expect(resolver).toHaveBeenCalledTimes(1);
+  });
+
   it("takes a fixed tag", () => {
     const handler = vi.fn<Handler>(() => answer);
     wrap({ locale: "zh-Hant-TW" }, requestWith(dangling()), handler);

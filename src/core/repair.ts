@@ -63,8 +63,11 @@ export interface RepairResult<T = unknown> {
 
 /** Per-call settings that are not part of the policy. */
 export interface RepairContext {
-  /** BCP 47 tag for this call's placeholder texts; overrides the policy's `locale`. */
-  readonly locale?: string;
+  /**
+   * BCP 47 tag for this call's placeholder texts, overriding the policy's `locale`; or a function
+   * that returns it, called only when a placeholder is inserted, and at most once per call.
+   */
+  readonly locale?: string | (() => string | undefined);
 }
 
 /**
@@ -344,6 +347,12 @@ function reasonOf(slot: CallSlot): PlaceholderReason {
   return hasUnparsableArguments(slot.call) ? "invalid_arguments" : "interrupted";
 }
 
+/** The locale of this call: the context's (a resolver runs here, once), else the policy's. */
+function localeOf(context: RepairContext | undefined, policy: RepairPolicy): string | undefined {
+  const fromContext = typeof context?.locale === "function" ? context.locale() : context?.locale;
+  return fromContext ?? policy.locale;
+}
+
 function rebuild<T>(
   messages: readonly T[],
   start: number,
@@ -353,16 +362,17 @@ function rebuild<T>(
   const { entries, fates, needsRepair } = analyze(messages, start, policy);
   if (!needsRepair) return { messages: messages as T[], repairs: NO_REPAIRS };
 
-  const locale = context?.locale ?? policy.locale;
   const output: unknown[] = messages.slice(0, start);
   const repairs: ToolCallRepair[] = [];
+  let locale: { readonly tag: string | undefined } | undefined;
 
   const emitPlaceholder = (slot: CallSlot) => {
     const reason = reasonOf(slot);
+    locale ??= { tag: localeOf(context, policy) };
     const { text, error } = placeholderText(
       policy.placeholder,
       { toolName: slot.name, toolCallId: slot.id, reason },
-      locale,
+      locale.tag,
     );
     repairs.push({
       kind: "placeholder_inserted",

@@ -11,10 +11,14 @@ import { createRepairPolicy, repairToolCalls } from "tool-call-resilience";
 
 const history = [
   new HumanMessage("What's the weather in Lyon, and the time in Osaka?"),
+  // As ChatAnthropic keeps a turn whose second call's input was cut off mid-stream: both calls
+  // are tool_use blocks the provider receives, and the broken one is also an invalid call.
   new AIMessage({
-    content: "",
+    content: [
+      { type: "tool_use", id: "call_weather", name: "get_weather", input: { city: "Lyon" } },
+      { type: "tool_use", id: "call_time", name: "get_time", input: {} },
+    ],
     tool_calls: [{ id: "call_weather", name: "get_weather", args: { city: "Lyon" } }],
-    // The second call's arguments were cut off mid-stream, so they could not be parsed.
     invalid_tool_calls: [
       { id: "call_time", name: "get_time", args: '{"city": "Osa', error: "Unexpected end of JSON" },
     ],

@@ -93,10 +93,14 @@ const middlewareOptionsSchema = z.strictObject({
           (value) =>
             typeof value === "object" &&
             value !== null &&
-            typeof (value as RepairLogger).warn === "function",
+            typeof (value as RepairLogger).warn === "function" &&
+            ["function", "undefined"].includes(typeof (value as RepairLogger).error),
         ),
       ],
-      { error: "expected false or an object with a warn(message, details) method" },
+      {
+        error:
+          "expected false or an object with a warn(message, details) method and, optionally, an error(message, details) method",
+      },
     )
     .optional(),
   persist: z.boolean().default(false),
@@ -125,8 +129,15 @@ function log(
   details: Record<string, unknown>,
 ): void {
   try {
-    if (level === "error" && logger.error !== undefined) logger.error(message, details);
-    else logger.warn(message, details);
+    if (level === "error" && logger.error !== undefined) {
+      logger.error(message, details);
+      return;
+    }
+  } catch {
+    // Try warn instead.
+  }
+  try {
+    logger.warn(message, details);
   } catch {
     // Nowhere left to report to.
   }

@@ -111,6 +111,9 @@ describe("danglingToolCallMiddleware", () => {
       danglingToolCallMiddleware({ logger: { log() {} } as unknown as Console }),
     ).toThrow(/logger: expected false or an object with a warn/);
     expect(() => danglingToolCallMiddleware({ locale: "??" })).toThrow(/locale: expected a BCP 47/);
+    expect(() =>
+      danglingToolCallMiddleware({ logger: { warn() {}, error: 42 } as unknown as Console }),
+    ).toThrow(/logger: expected false or an object with a warn/);
   });
 });
 
@@ -180,6 +183,28 @@ describe("fail-open", () => {
     expect(error).toHaveBeenCalledWith(
       "Tool-call repair failed; passing the request on unchanged",
       expect.objectContaining({ error: expect.any(Error) }),
+    );
+  });
+
+  it("falls back to warn when the logger's error method throws", () => {
+    const warn = vi.fn();
+    const logger = {
+      warn,
+      error: () => {
+        throw new Error("sink down");
+      },
+    };
+    const request = requestWith([
+      new Proxy(human("x"), {
+        get() {
+          throw new Error("corrupt");
+        },
+      }),
+    ]);
+    wrap({ logger }, request, () => answer);
+    expect(warn).toHaveBeenCalledWith(
+      "Tool-call repair failed; passing the request on unchanged",
+      expect.anything(),
     );
   });
 

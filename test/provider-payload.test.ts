@@ -3,7 +3,7 @@
  * OpenAI Chat Completions and Anthropic Messages. The synthetic marker must not reach the wire.
  */
 import { convertPromptToAnthropic } from "@langchain/anthropic";
-import type { BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { convertMessagesToCompletionsMessageParams } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
@@ -66,5 +66,25 @@ describe("provider payloads", () => {
     expect(toAnthropic(repaired(true))).toEqual(toAnthropic(repaired(false)));
     expect(JSON.stringify(toOpenAI(repaired(true)))).not.toContain("synthetic");
     expect(JSON.stringify(toAnthropic(repaired(true)))).not.toContain("synthetic");
+  });
+
+  it("sends OpenAI no stray tool message for an invalid call it never receives", () => {
+    const mixed = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_1", name: "search", args: {} }],
+      invalid_tool_calls: [{ id: "call_2", name: "search", args: "{", error: "bad JSON" }],
+      additional_kwargs: {
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "search", arguments: "{}" } },
+          { id: "call_2", type: "function", function: { name: "search", arguments: "{" } },
+        ],
+      },
+    });
+    const payload = toOpenAI(repairToolCalls([human("go"), mixed, human("next")]).messages);
+    const calls = (payload[1] as { tool_calls?: { id: string }[] }).tool_calls ?? [];
+    const answered = payload.flatMap((message) =>
+      "tool_call_id" in message ? [message.tool_call_id] : [],
+    );
+    expect(answered).toEqual(calls.map((call) => call.id));
   });
 });

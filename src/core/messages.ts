@@ -46,53 +46,81 @@ function rawToolCallsOf(fields: Fields): readonly unknown[] {
 }
 
 /**
- * Where an AI message's calls are read from. Provider converters send `tool_calls` (and the
- * invalid ones) when there are any, and fall back to the raw `additional_kwargs.tool_calls`
- * (OpenAI shape) only when there are none; reading the same way keeps us from answering calls the
- * provider never sees.
+ * The list an AI message's calls are sent from, as LangChain's provider converters read it:
+ * `tool_calls` when there are any, otherwise the raw `additional_kwargs.tool_calls` (OpenAI shape).
+ * `invalid_tool_calls` are never sent from here: a call that the provider never sees must get no
+ * result, or the provider refuses the result instead.
  */
-function usesRawToolCalls(fields: Fields): boolean {
-  return listOf(fields.tool_calls).length === 0 && listOf(fields.invalid_tool_calls).length === 0;
-}
-
-/** How many tool calls an AI message makes (valid, invalid, or raw-only). Zero for anything else. */
-export function toolCallCountOf(message: unknown): number {
-  const fields = fieldsOf(message);
-  if (fields === undefined) return 0;
-  if (usesRawToolCalls(fields)) return rawToolCallsOf(fields).length;
-  return listOf(fields.tool_calls).length + listOf(fields.invalid_tool_calls).length;
-}
-
-/** Where the k-th call of an AI message comes from. */
-export const ToolCallSource = {
-  /** `tool_calls`: parsed, valid calls. */
-  Parsed: 0,
-  /** `invalid_tool_calls`: calls whose arguments could not be parsed. */
-  Invalid: 1,
-  /** `additional_kwargs.tool_calls`: raw OpenAI-shaped calls, read only when the others are empty. */
-  Raw: 2,
-} as const;
-export type ToolCallSource = (typeof ToolCallSource)[keyof typeof ToolCallSource];
-
-/** The source of the k-th call of an AI message, in the order {@link toolCallAt} uses. */
-export function toolCallSourceAt(message: unknown, index: number): ToolCallSource {
-  const fields = fieldsOf(message);
-  if (fields === undefined || usesRawToolCalls(fields)) return ToolCallSource.Raw;
-  return index < listOf(fields.tool_calls).length ? ToolCallSource.Parsed : ToolCallSource.Invalid;
+function sentCallsOf(fields: Fields): readonly unknown[] {
+  const parsed = listOf(fields.tool_calls);
+  return parsed.length > 0 ? parsed : rawToolCallsOf(fields);
 }
 
 /**
- * The k-th tool call of an AI message: `tool_calls` first, then `invalid_tool_calls`; or, when
- * both are empty, the raw `additional_kwargs.tool_calls`.
+ * Whether a content block is an Anthropic `tool_use` block for a call the sent list lacks. The
+ * Anthropic converter sends such blocks as calls; they are how a call with truncated input (kept
+ * in `invalid_tool_calls`) still reaches the provider.
  */
+function isExtraToolUseBlock(block: unknown, sent: readonly unknown[]): boolean {
+  const fields = fieldsOf(block);
+  if (fields === undefined || fields.type !== "tool_use") return false;
+  const id = toolCallIdOf(fields);
+  if (id === undefined) return false;
+  for (let index = 0; index < sent.length; index++) {
+    if (toolCallIdOf(sent[index]) === id) return false;
+  }
+  return true;
+}
+
+/**
+ * How many tool calls an AI message makes as a provider sees them: its sent calls, then its extra
+ * `tool_use` content blocks. Zero for anything else.
+ */
+export function toolCallCountOf(message: unknown): number {
+  const fields = fieldsOf(message);
+  if (fields === undefined) return 0;
+  const sent = sentCallsOf(fields);
+  const content = fields.content;
+  if (!Array.isArray(content)) return sent.length;
+  let count = sent.length;
+  for (let index = 0; index < content.length; index++) {
+    if (isExtraToolUseBlock(content[index], sent)) count++;
+  }
+  return count;
+}
+
+/** The k-th tool call of an AI message, numbered as {@link toolCallCountOf} counts them. */
 export function toolCallAt(message: unknown, index: number): unknown {
   const fields = fieldsOf(message);
   if (fields === undefined) return undefined;
-  if (usesRawToolCalls(fields)) return rawToolCallsOf(fields)[index];
-  const parsed = listOf(fields.tool_calls);
-  return index < parsed.length
-    ? parsed[index]
-    : listOf(fields.invalid_tool_calls)[index - parsed.length];
+  const sent = sentCallsOf(fields);
+  if (index < sent.length) return sent[index];
+  const content = fields.content;
+  if (!Array.isArray(content)) return undefined;
+  let remaining = index - sent.length;
+  for (let position = 0; position < content.length; position++) {
+    if (isExtraToolUseBlock(content[position], sent) && remaining-- === 0) return content[position];
+  }
+  return undefined;
+}
+
+/**
+ * Whether a call of this AI message could not run because of its arguments: LangChain listed it in
+ * `invalid_tool_calls`, or its raw OpenAI-shaped arguments do not parse. Only asked about calls
+ * that went unanswered, never on the clean path.
+ */
+export function hasInvalidArguments(message: unknown, call: unknown): boolean {
+  const id = toolCallIdOf(call);
+  const invalid = listOf(fieldsOf(message)?.invalid_tool_calls);
+  if (id !== undefined && invalid.some((entry) => toolCallIdOf(entry) === id)) return true;
+  const functionFields = fieldsOf(fieldsOf(call)?.function);
+  if (functionFields === undefined || typeof functionFields.arguments !== "string") return false;
+  try {
+    JSON.parse(functionFields.arguments);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** Whether a `tool_calls` entry is a call at all: entries that are not objects are junk, skipped. */
@@ -114,21 +142,6 @@ export function toolCallNameOf(call: unknown): string | undefined {
   return typeof name === "string" && name !== "" ? name : undefined;
 }
 
-/**
- * Whether an OpenAI-shaped call (`function.arguments` as a JSON string) carries arguments that do
- * not parse. Only asked about calls that went unanswered, never on the clean path.
- */
-export function hasUnparsableArguments(call: unknown): boolean {
-  const functionFields = fieldsOf(fieldsOf(call)?.function);
-  if (functionFields === undefined || typeof functionFields.arguments !== "string") return false;
-  try {
-    JSON.parse(functionFields.arguments);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
 /** The id of the call a tool message answers, or `undefined` when it has none. */
 export function answeredToolCallIdOf(message: unknown): string | undefined {
   const id = fieldsOf(message)?.tool_call_id;
@@ -141,36 +154,52 @@ export function toolMessageNameOf(message: unknown): string | undefined {
   return typeof name === "string" && name !== "" ? name : undefined;
 }
 
-function withIds(list: readonly unknown[], ids: ReadonlyMap<number, string>, offset: number) {
+function withIds(list: readonly unknown[], ids: ReadonlyMap<number, string>) {
   return list.map((call, index) => {
-    const id = ids.get(index + offset);
+    const id = ids.get(index);
     return id === undefined ? call : { ...fieldsOf(call), id };
   });
 }
 
 /**
- * A copy of an AI message whose calls at the given positions (as numbered by {@link toolCallAt})
- * carry the given ids. The original is left untouched. A class instance keeps its prototype, and
- * its `lc_kwargs` follow the change so that serialization (checkpointers) stores the new ids.
+ * A copy of an AI message whose sent calls at the given positions (as numbered by
+ * {@link toolCallAt}) carry the given ids. The original is left untouched. A class instance keeps
+ * its prototype, and its `lc_kwargs` follow the change so that serialization (checkpointers)
+ * stores the new ids.
  */
 export function withToolCallIds(message: unknown, ids: ReadonlyMap<number, string>): unknown {
   const fields = fieldsOf(message);
   if (fields === undefined || ids.size === 0) return message;
   const changes: Fields = {};
-  if (usesRawToolCalls(fields)) {
-    const additional = { ...fieldsOf(fields.additional_kwargs) };
-    additional.tool_calls = withIds(rawToolCallsOf(fields), ids, 0);
-    changes.additional_kwargs = additional;
+  if (listOf(fields.tool_calls).length > 0) {
+    changes.tool_calls = withIds(listOf(fields.tool_calls), ids);
   } else {
-    const parsed = listOf(fields.tool_calls);
-    if (parsed.length > 0) changes.tool_calls = withIds(parsed, ids, 0);
-    const invalid = listOf(fields.invalid_tool_calls);
-    if (invalid.length > 0) changes.invalid_tool_calls = withIds(invalid, ids, parsed.length);
+    changes.additional_kwargs = {
+      ...fieldsOf(fields.additional_kwargs),
+      tool_calls: withIds(rawToolCallsOf(fields), ids),
+    };
   }
   const prototype = Object.getPrototypeOf(fields) as object | null;
   if (prototype === Object.prototype || prototype === null) return { ...fields, ...changes };
-  const copy = Object.assign(Object.create(prototype) as Fields, fields, changes);
+  // Copied by descriptors and changed as own data properties: accessors on the prototype are
+  // shadowed, never called.
+  const copy = Object.create(prototype, Object.getOwnPropertyDescriptors(fields)) as Fields;
+  for (const [key, value] of Object.entries(changes)) {
+    Object.defineProperty(copy, key, {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
   const serialized = fieldsOf(fields.lc_kwargs);
-  if (serialized !== undefined) copy.lc_kwargs = { ...serialized, ...changes };
+  if (serialized !== undefined) {
+    Object.defineProperty(copy, "lc_kwargs", {
+      value: { ...serialized, ...changes },
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
   return copy;
 }

@@ -73,6 +73,10 @@ export interface RepairPolicy {
 const REPAIR_POLICY = Symbol("tool-call-resilience.RepairPolicy");
 
 const templateSchema = z.string().superRefine((template, context) => {
+  if (template.trim() === "") {
+    context.addIssue({ code: "custom", message: "a template must have some text" });
+    return;
+  }
   const unknown = unknownTemplateVariables(template);
   if (unknown.length > 0) {
     context.addIssue({

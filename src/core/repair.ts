@@ -6,16 +6,14 @@ import { ToolMessage } from "@langchain/core/messages";
 import type { PlaceholderReason } from "./locales.js";
 import {
   answeredToolCallIdOf,
-  hasUnparsableArguments,
+  hasInvalidArguments,
   isToolCallEntry,
   MessageKind,
   messageKindOf,
-  ToolCallSource,
   toolCallAt,
   toolCallCountOf,
   toolCallIdOf,
   toolCallNameOf,
-  toolCallSourceAt,
   toolMessageNameOf,
   withToolCallIds,
 } from "./messages.js";
@@ -128,7 +126,10 @@ export function repairToolCalls<T>(
   const resolved = resolvePolicy(policy);
   if (!Array.isArray(messages)) return { messages: messages as T[], repairs: NO_REPAIRS };
   const start = windowStart(messages.length, resolved.window);
-  if (isWellFormed(messages, start)) return { messages: messages as T[], repairs: NO_REPAIRS };
+  const keepUnmatched = keepsUnmatchedResults(resolved, start);
+  if (isWellFormed(messages, start, keepUnmatched)) {
+    return { messages: messages as T[], repairs: NO_REPAIRS };
+  }
   return rebuild(messages, start, resolved, context);
 }
 
@@ -141,23 +142,38 @@ function windowStart(length: number, window: number | undefined): number {
   return window === undefined || window >= length ? 0 : length - window;
 }
 
-// ---------------------------------------------------------------------------------------------
-// The clean path: allocation-free. Every AI message's calls must be answered exactly once by the
-// tool messages directly after it, and every tool message must answer a call of that AI message.
+/**
+ * Whether a result that answers no call is kept where it is: with `orphans: "keep"`, and with a
+ * window that leaves messages out, since its call may lie before the window.
+ */
+function keepsUnmatchedResults(policy: RepairPolicy, start: number): boolean {
+  return policy.orphans === "keep" || start > 0;
+}
 
-function isWellFormed(messages: readonly unknown[], start: number): boolean {
+// ---------------------------------------------------------------------------------------------
+// The clean path: allocation-free. Every AI message's calls must be answered by the tool messages
+// directly after it. A tool message that answers no call of its group (a stray) is fine only when
+// the policy keeps unmatched results: once every earlier group is complete, it can answer nothing.
+
+/** Above this many calls in one message, the group check uses a set instead of nested loops. */
+const NESTED_LOOP_LIMIT = 32;
+
+function isWellFormed(messages: readonly unknown[], start: number, keepStrays: boolean): boolean {
   const end = messages.length;
   let index = start;
-  // With a window, the tool messages it opens with answer a call just before it: not ours to judge.
-  if (start > 0) while (index < end && messageKindOf(messages[index]) === MessageKind.Tool) index++;
   while (index < end) {
     const message = messages[index];
     const kind = messageKindOf(message);
-    if (kind === MessageKind.Tool) return false;
+    if (kind === MessageKind.Tool && !keepStrays) return false;
     let groupEnd = index + 1;
     if (kind === MessageKind.Ai) {
       while (groupEnd < end && messageKindOf(messages[groupEnd]) === MessageKind.Tool) groupEnd++;
-      if (!groupAnswersCalls(messages, message, index + 1, groupEnd)) return false;
+      const callCount = toolCallCountOf(message);
+      const answered =
+        callCount > NESTED_LOOP_LIMIT
+          ? groupAnswersManyCalls(messages, message, callCount, index + 1, groupEnd, keepStrays)
+          : groupAnswersCalls(messages, message, callCount, index + 1, groupEnd, keepStrays);
+      if (!answered) return false;
     }
     index = groupEnd;
   }
@@ -167,22 +183,49 @@ function isWellFormed(messages: readonly unknown[], start: number): boolean {
 function groupAnswersCalls(
   messages: readonly unknown[],
   ai: unknown,
+  callCount: number,
   groupStart: number,
   groupEnd: number,
+  keepStrays: boolean,
 ): boolean {
-  const callCount = toolCallCountOf(ai);
   for (let position = 0; position < callCount; position++) {
     const call = toolCallAt(ai, position);
     if (!isToolCallEntry(call)) continue;
     const id = toolCallIdOf(call);
     if (id === undefined || !groupHasResult(messages, id, groupStart, groupEnd)) return false;
   }
+  if (keepStrays) return true;
   for (let result = groupStart; result < groupEnd; result++) {
     const id = answeredToolCallIdOf(messages[result]);
     if (id === undefined || !makesCall(ai, id, callCount)) return false;
     if (groupHasResult(messages, id, groupStart, result)) return false; // answered twice
   }
   return true;
+}
+
+/** The same check for a message with very many parallel calls, linear instead of quadratic. */
+function groupAnswersManyCalls(
+  messages: readonly unknown[],
+  ai: unknown,
+  callCount: number,
+  groupStart: number,
+  groupEnd: number,
+  keepStrays: boolean,
+): boolean {
+  const unanswered = new Set<string>();
+  for (let position = 0; position < callCount; position++) {
+    const call = toolCallAt(ai, position);
+    if (!isToolCallEntry(call)) continue;
+    const id = toolCallIdOf(call);
+    if (id === undefined) return false;
+    unanswered.add(id);
+  }
+  for (let result = groupStart; result < groupEnd; result++) {
+    const id = answeredToolCallIdOf(messages[result]);
+    const answersCall = id !== undefined && unanswered.delete(id);
+    if (!answersCall && !keepStrays) return false; // a stray, or a call answered twice
+  }
+  return unanswered.size === 0;
 }
 
 function groupHasResult(
@@ -213,7 +256,6 @@ interface CallSlot {
   readonly id: string;
   readonly name: string;
   readonly call: unknown;
-  readonly source: ToolCallSource;
   /** Input index of the tool message that answers it, or -1. */
   answeredBy: number;
   /** Whether that tool message stands somewhere other than the group right after the call. */
@@ -222,13 +264,22 @@ interface CallSlot {
 
 interface AiEntry {
   readonly index: number;
+  readonly message: unknown;
+  /** The distinct calls, in call order. */
   readonly slots: CallSlot[];
+  readonly slotsById: Map<string, CallSlot>;
   /** Ids given to calls that had none, by call position. */
   readonly assignedIds: Map<number, string>;
 }
 
-/** The fate of a message in the window, by input index. */
-const Fate = { Emit: 0, Consumed: 1, Dropped: 2 } as const;
+/** The unanswered calls with one id, oldest first; `head` skips those answered since. */
+interface PendingCalls {
+  readonly slots: CallSlot[];
+  head: number;
+}
+
+/** The fate of a message in the window, by input index; the default, 0, is "emit as it is". */
+const Fate = { Consumed: 1, Dropped: 2 } as const;
 
 interface Analysis {
   readonly entries: Map<number, AiEntry>;
@@ -240,7 +291,9 @@ interface Analysis {
 function analyze(messages: readonly unknown[], start: number, policy: RepairPolicy): Analysis {
   const entries = new Map<number, AiEntry>();
   const fates = new Uint8Array(messages.length - start);
-  const pending = new Map<string, CallSlot[]>();
+  const pending = new Map<string, PendingCalls>();
+  const ids = new AssignedIds(messages, start);
+  const keepUnmatched = keepsUnmatchedResults(policy, start);
   let needsRepair = false;
   let groupOwner: AiEntry | undefined;
 
@@ -248,14 +301,14 @@ function analyze(messages: readonly unknown[], start: number, policy: RepairPoli
     const message = messages[index];
     const kind = messageKindOf(message);
     if (kind === MessageKind.Ai) {
-      groupOwner = collectCalls(message, index);
+      groupOwner = collectCalls(message, index, ids);
       if (groupOwner === undefined) continue;
       entries.set(index, groupOwner);
       if (groupOwner.assignedIds.size > 0) needsRepair = true;
       for (const slot of groupOwner.slots) {
         const queue = pending.get(slot.id);
-        if (queue === undefined) pending.set(slot.id, [slot]);
-        else queue.push(slot);
+        if (queue === undefined) pending.set(slot.id, { slots: [slot], head: 0 });
+        else queue.slots.push(slot);
       }
       continue;
     }
@@ -272,8 +325,7 @@ function analyze(messages: readonly unknown[], start: number, policy: RepairPoli
         fates[index - start] = Fate.Consumed;
         needsRepair = true;
       }
-    } else if (start === 0 && policy.orphans === "drop") {
-      // With a window, an unmatched result may answer a call before it: it is never dropped.
+    } else if (!keepUnmatched) {
       fates[index - start] = Fate.Dropped;
       needsRepair = true;
     }
@@ -284,44 +336,81 @@ function analyze(messages: readonly unknown[], start: number, policy: RepairPoli
   return { entries, fates, needsRepair };
 }
 
+/**
+ * Deterministic ids for calls that have none: `tcr_<message index>_<call index>`, with a `_1`,
+ * `_2`, ... suffix when a call or result in the window already uses it (say, an id assigned by an
+ * earlier repair that was persisted, and has shifted since).
+ */
+class AssignedIds {
+  readonly #messages: readonly unknown[];
+  readonly #start: number;
+  #taken: Set<string> | undefined;
+
+  constructor(messages: readonly unknown[], start: number) {
+    this.#messages = messages;
+    this.#start = start;
+  }
+
+  next(messageIndex: number, position: number): string {
+    const taken = this.#takenIds();
+    const base = `${ASSIGNED_ID_PREFIX}${messageIndex}_${position}`;
+    let id = base;
+    for (let suffix = 1; taken.has(id); suffix++) id = `${base}_${suffix}`;
+    taken.add(id);
+    return id;
+  }
+
+  #takenIds(): Set<string> {
+    if (this.#taken !== undefined) return this.#taken;
+    const taken = new Set<string>();
+    for (let index = this.#start; index < this.#messages.length; index++) {
+      const message = this.#messages[index];
+      const answered = answeredToolCallIdOf(message);
+      if (answered !== undefined) taken.add(answered);
+      const callCount = toolCallCountOf(message);
+      for (let position = 0; position < callCount; position++) {
+        const id = toolCallIdOf(toolCallAt(message, position));
+        if (id !== undefined) taken.add(id);
+      }
+    }
+    this.#taken = taken;
+    return taken;
+  }
+}
+
 /** The distinct calls of an AI message; a repeated id is one call, answered once. */
-function collectCalls(ai: unknown, index: number): AiEntry | undefined {
+function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | undefined {
   const callCount = toolCallCountOf(ai);
   if (callCount === 0) return undefined;
-  const entry: AiEntry = { index, slots: [], assignedIds: new Map() };
+  const entry: AiEntry = {
+    index,
+    message: ai,
+    slots: [],
+    slotsById: new Map(),
+    assignedIds: new Map(),
+  };
   for (let position = 0; position < callCount; position++) {
     const call = toolCallAt(ai, position);
     if (!isToolCallEntry(call)) continue;
     let id = toolCallIdOf(call);
     if (id === undefined) {
-      id = assignedId(ai, callCount, entry, `${ASSIGNED_ID_PREFIX}${index}_${position}`);
+      id = ids.next(index, position);
       entry.assignedIds.set(position, id);
-    } else if (entry.slots.some((slot) => slot.id === id)) {
+    } else if (entry.slotsById.has(id)) {
       continue;
     }
-    entry.slots.push({
+    const slot: CallSlot = {
       owner: entry,
       id,
       name: toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME,
       call,
-      source: toolCallSourceAt(ai, position),
       answeredBy: -1,
       misplaced: false,
-    });
+    };
+    entry.slots.push(slot);
+    entry.slotsById.set(id, slot);
   }
   return entry;
-}
-
-/**
- * A deterministic id for a call that has none, unlike any other id of its AI message (which may
- * hold ids assigned by an earlier repair that was persisted): `base`, else `base_1`, `base_2`, ...
- */
-function assignedId(ai: unknown, callCount: number, entry: AiEntry, base: string): string {
-  const taken = (id: string) =>
-    makesCall(ai, id, callCount) || [...entry.assignedIds.values()].includes(id);
-  let id = base;
-  for (let suffix = 1; taken(id); suffix++) id = `${base}_${suffix}`;
-  return id;
 }
 
 /**
@@ -332,25 +421,34 @@ function assignedId(ai: unknown, callCount: number, entry: AiEntry, base: string
 function claimCall(
   id: string,
   groupOwner: AiEntry | undefined,
-  pending: Map<string, CallSlot[]>,
+  pending: Map<string, PendingCalls>,
 ): CallSlot | undefined {
-  const own = groupOwner?.slots.find((slot) => slot.id === id && slot.answeredBy < 0);
-  if (own !== undefined) return own;
+  const own = groupOwner?.slotsById.get(id);
+  if (own !== undefined && own.answeredBy < 0) return own;
   const queue = pending.get(id);
   if (queue === undefined) return undefined;
-  while (queue.length > 0 && (queue[0] as CallSlot).answeredBy >= 0) queue.shift();
-  return queue[0];
+  while (queue.head < queue.slots.length && (queue.slots[queue.head] as CallSlot).answeredBy >= 0) {
+    queue.head++;
+  }
+  return queue.slots[queue.head];
 }
 
 function reasonOf(slot: CallSlot): PlaceholderReason {
-  if (slot.source === ToolCallSource.Invalid) return "invalid_arguments";
-  return hasUnparsableArguments(slot.call) ? "invalid_arguments" : "interrupted";
+  return hasInvalidArguments(slot.owner.message, slot.call) ? "invalid_arguments" : "interrupted";
 }
 
-/** The locale of this call: the context's (a resolver runs here, once), else the policy's. */
+/**
+ * The locale of this call: the context's (a resolver runs here, once; if it throws, the policy's
+ * stands in), else the policy's.
+ */
 function localeOf(context: RepairContext | undefined, policy: RepairPolicy): string | undefined {
-  const fromContext = typeof context?.locale === "function" ? context.locale() : context?.locale;
-  return fromContext ?? policy.locale;
+  const locale = context?.locale;
+  if (typeof locale !== "function") return locale ?? policy.locale;
+  try {
+    return locale() ?? policy.locale;
+  } catch {
+    return policy.locale;
+  }
 }
 
 function rebuild<T>(

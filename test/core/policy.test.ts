@@ -21,6 +21,10 @@ function placeholderTextsOfBothReasons(policy: RepairPolicy) {
   const history = [
     {
       type: "ai",
+      content: [
+        { type: "tool_use", id: "call_1", name: "a", input: {} },
+        { type: "tool_use", id: "call_2", name: "b", input: {} },
+      ],
       tool_calls: [{ id: "call_1", name: "a", args: {} }],
       invalid_tool_calls: [{ id: "call_2", name: "b", args: "{" }],
     },
@@ -146,6 +150,13 @@ describe("option validation", () => {
     ["an unknown reason in a template map", { placeholder: { timeout: "x" } }, "placeholder", /.+/],
     ["a placeholder of the wrong type", { placeholder: 42 }, "placeholder", /template/],
     ["an unknown option", { windw: 10 }, "", /windw/],
+    ["an empty template", { placeholder: "  " }, "placeholder", /some text/],
+    [
+      "an empty template in a map",
+      { placeholder: { interrupted: "" } },
+      "placeholder",
+      /some text/,
+    ],
   ])("rejects %s with a named error that says what is wrong", (_label, options, path, message) => {
     const error = problemsOf(options);
     expect(error).toBeInstanceOf(ToolCallResilienceOptionsError);

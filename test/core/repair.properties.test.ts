@@ -58,31 +58,50 @@ function parsesAsJson(text: unknown): boolean {
   }
 }
 
-/** The calls of an AI message: parsed then invalid, or the raw ones when both lists are empty. */
+/**
+ * The calls of an AI message as a provider receives them: `tool_calls`, or the raw ones when it is
+ * empty; then Anthropic `tool_use` content blocks for ids not listed yet. A call listed in
+ * `invalid_tool_calls`, or with raw arguments that do not parse, needs `invalid_arguments`.
+ */
 function callsOf(message: unknown): Call[] {
   const fields = fieldsOf(message);
   if (fields === undefined || kindOf(message) !== "ai") return [];
+  const invalidIds = listOf(fields.invalid_tool_calls).map((call) => fieldsOf(call)?.id);
   const parsed = listOf(fields.tool_calls);
-  const invalid = listOf(fields.invalid_tool_calls);
-  const read = (call: unknown, invalidArguments: boolean): Call => {
-    const callFields = fieldsOf(call) ?? {};
-    return {
-      id: nonEmptyString(callFields.id),
-      name: nonEmptyString(callFields.name),
-      invalidArguments,
-    };
-  };
-  if (parsed.length + invalid.length > 0) {
-    return [...parsed.map((call) => read(call, false)), ...invalid.map((call) => read(call, true))];
+  const sent: Call[] =
+    parsed.length > 0
+      ? parsed.map((call) => {
+          const id = nonEmptyString(fieldsOf(call)?.id);
+          return {
+            id,
+            name: nonEmptyString(fieldsOf(call)?.name),
+            invalidArguments: id !== undefined && invalidIds.includes(id),
+          };
+        })
+      : listOf(fieldsOf(fields.additional_kwargs)?.tool_calls).map((call) => {
+          const fn = fieldsOf(fieldsOf(call)?.function);
+          const id = nonEmptyString(fieldsOf(call)?.id);
+          return {
+            id,
+            name: nonEmptyString(fn?.name),
+            invalidArguments:
+              (id !== undefined && invalidIds.includes(id)) || !parsesAsJson(fn?.arguments),
+          };
+        });
+  const blocks = Array.isArray(fields.content) ? (fields.content as unknown[]) : [];
+  const extra: Call[] = [];
+  for (const block of blocks) {
+    const blockFields = fieldsOf(block);
+    const id = nonEmptyString(blockFields?.id);
+    if (blockFields?.type !== "tool_use" || id === undefined) continue;
+    if ([...sent, ...extra].some((call) => call.id === id)) continue;
+    extra.push({
+      id,
+      name: nonEmptyString(blockFields.name),
+      invalidArguments: invalidIds.includes(id),
+    });
   }
-  return listOf(fieldsOf(fields.additional_kwargs)?.tool_calls).map((call) => {
-    const fn = fieldsOf(fieldsOf(call)?.function);
-    return {
-      id: nonEmptyString(fieldsOf(call)?.id),
-      name: nonEmptyString(fn?.name),
-      invalidArguments: !parsesAsJson(fn?.arguments),
-    };
-  });
+  return [...sent, ...extra];
 }
 
 /** The distinct ids an AI message calls, in order of first appearance. */
@@ -460,7 +479,14 @@ describe("repairToolCalls properties", () => {
       clean: rate((history) => repairToolCalls(history).messages === history),
       junk: rate((history) => history.some((message) => fieldsOf(message) === undefined)),
       invalid: rate((history) =>
-        history.some((message) => listOf(fieldsOf(message)?.invalid_tool_calls).length > 0),
+        history.some((message) => callsOf(message).some((call) => call.invalidArguments)),
+      ),
+      unsentInvalid: rate((history) =>
+        history.some(
+          (message) =>
+            listOf(fieldsOf(message)?.invalid_tool_calls).length >
+            callsOf(message).filter((call) => call.invalidArguments).length,
+        ),
       ),
       raw: rate((history) =>
         history.some(
@@ -491,6 +517,7 @@ describe("repairToolCalls properties", () => {
     expect(rates.clean).toBeGreaterThan(0.05);
     expect(rates.junk).toBeGreaterThan(0.1);
     expect(rates.invalid).toBeGreaterThan(0.1);
+    expect(rates.unsentInvalid).toBeGreaterThan(0.05);
     expect(rates.raw).toBeGreaterThan(0.05);
     expect(rates.duplicateIds).toBeGreaterThan(0.1);
     expect(rates.reusedIds).toBeGreaterThan(0.3);

@@ -195,38 +195,85 @@ describe("messages without usable tool calls", () => {
 });
 
 describe("invalid calls", () => {
-  const truncated = new AIMessage({
-    content: "",
-    tool_calls: [],
-    invalid_tool_calls: [
-      { id: "call_9", name: "search", args: '{"query": "wea', error: "Unexpected end of JSON" },
-    ],
-  });
+  // ChatOpenAI, when every call of a turn was cut off: no parsed calls, the raw ones sent as they are.
+  const openAiTruncated = () =>
+    new AIMessage({
+      content: "",
+      tool_calls: [],
+      invalid_tool_calls: [
+        { id: "call_9", name: "search", args: '{"query": "wea', error: "Unexpected end of JSON" },
+      ],
+      additional_kwargs: {
+        tool_calls: [
+          {
+            id: "call_9",
+            type: "function",
+            function: { name: "search", arguments: '{"query": "wea' },
+          },
+        ],
+      },
+    });
+  // ChatAnthropic: every call is a tool_use block; the one whose input broke is an invalid call.
+  const anthropicTruncated = () =>
+    new AIMessage({
+      content: [
+        { type: "tool_use", id: "call_1", name: "search", input: { query: "x" } },
+        { type: "tool_use", id: "call_2", name: "fetch", input: {} },
+      ],
+      tool_calls: [{ id: "call_1", name: "search", args: { query: "x" } }],
+      invalid_tool_calls: [{ id: "call_2", name: "fetch", args: '{"url": "ht', error: "bad JSON" }],
+    });
 
-  it("counts an invalid call as unanswered, with its own reason and text", () => {
-    const { messages, repairs } = repairToolCalls([truncated, human("next")]);
+  it("counts an invalid call the provider receives as unanswered, with its own reason and text", () => {
+    const { messages, repairs } = repairToolCalls([openAiTruncated(), human("next")]);
     expect(shapeOf(messages)).toEqual(["ai(call_9)", "tool(call_9)", "human"]);
-    expect(repairs[0]?.reason).toBe("invalid_arguments");
+    expect(repairs[0]).toMatchObject({ toolCallId: "call_9", reason: "invalid_arguments" });
     expect((messages[1] as ToolMessage).content).toBe(PLACEHOLDER_CATALOG.en.invalid_arguments);
     expect(PLACEHOLDER_CATALOG.en.invalid_arguments).toMatch(/arguments could not be parsed/);
     expect(syntheticReasonOf(messages[1])).toBe("invalid_arguments");
   });
 
+  it("counts an invalid call sent as an Anthropic tool_use block, in call order", () => {
+    const { messages, repairs } = repairToolCalls([anthropicTruncated(), human("next")]);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1,call_2)",
+      "tool(call_1)",
+      "tool(call_2)",
+      "human",
+    ]);
+    expect(repairs.map((repair) => [repair.toolCallId, repair.toolName, repair.reason])).toEqual([
+      ["call_1", "search", "interrupted"],
+      ["call_2", "fetch", "invalid_arguments"],
+    ]);
+  });
+
   it("accepts a result that answers an invalid call", () => {
-    const history = [truncated, toolResult("call_9", "bad arguments")];
+    const history = [
+      anthropicTruncated(),
+      toolResult("call_1"),
+      toolResult("call_2", "bad arguments"),
+    ];
     expect(repairToolCalls(history).messages).toBe(history);
   });
 
-  it("answers valid and invalid calls of one message in call order", () => {
+  it("gives no result to an invalid call the provider never receives, as that would be refused", () => {
+    // ChatOpenAI with one good and one cut-off call: the converter sends tool_calls only.
     const mixed = new AIMessage({
       content: "",
       tool_calls: [{ id: "call_1", name: "search", args: {} }],
       invalid_tool_calls: [{ id: "call_2", name: "search", args: "{", error: "bad" }],
+      additional_kwargs: {
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "search", arguments: "{}" } },
+          { id: "call_2", type: "function", function: { name: "search", arguments: "{" } },
+        ],
+      },
     });
-    const { repairs } = repairToolCalls([mixed]);
-    expect(repairs.map((repair) => [repair.toolCallId, repair.reason])).toEqual([
-      ["call_1", "interrupted"],
-      ["call_2", "invalid_arguments"],
+    const history = [mixed, toolResult("call_1")];
+    expect(repairToolCalls(history).messages).toBe(history);
+    expect(shapeOf(repairToolCalls([mixed]).messages)).toEqual([
+      "ai(call_1,call_2)",
+      "tool(call_1)",
     ]);
   });
 });
@@ -337,6 +384,39 @@ describe("calls without ids", () => {
       "tool(tcr_0_1_1)",
     ]);
     expect(repairToolCalls(messages).messages).toBe(messages);
+  });
+
+  it("never gives an id that a call or result elsewhere in the history already has", () => {
+    const input = [
+      human("hi"),
+      aiCalls(["tcr_3_0", "search"]), // persisted by an earlier repair, before the history shifted
+      toolResult("tcr_3_0"),
+      { type: "ai", tool_calls: [{ name: "fetch", args: {} }] },
+    ];
+    const { messages } = repairToolCalls(input);
+    expect(shapeOf(messages)).toEqual([
+      "human",
+      "ai(tcr_3_0)",
+      "tool(tcr_3_0)",
+      "ai(tcr_3_0_1)",
+      "tool(tcr_3_0_1)",
+    ]);
+  });
+
+  it("copies a message whose class computes tool_calls in a getter without calling a setter", () => {
+    class ComputedAiMessage {
+      readonly type = "ai";
+      readonly calls = [{ id: "", name: "search", args: {} }];
+      get tool_calls() {
+        return this.calls;
+      }
+    }
+    const original = new ComputedAiMessage();
+    const { messages } = repairToolCalls([original]);
+    const copy = messages[0] as ComputedAiMessage;
+    expect(copy).toBeInstanceOf(ComputedAiMessage);
+    expect(copy.tool_calls[0]?.id).toBe("tcr_0_0");
+    expect(original.tool_calls[0]?.id).toBe("");
   });
 
   it("gives the same ids on every call, so repeated repairs agree", () => {
@@ -591,6 +671,28 @@ describe("policy reuse", () => {
       .messages[1] as ToolMessage;
     expect(fromPolicy.content).toBe("stopped search");
     expect(fromOptions.content).toBe("stopped search");
+  });
+
+  it("asks a context locale resolver once, and uses the policy's locale if it throws", () => {
+    const input = [aiCalls("call_1", "call_2")];
+    const policy = createRepairPolicy({ locale: "ru" });
+    let asked = 0;
+    const texts = (locale: () => string) =>
+      repairToolCalls(input, policy, { locale })
+        .messages.slice(1)
+        .map((message) => (message as ToolMessage).content);
+    expect(
+      texts(() => {
+        asked++;
+        return "de";
+      }),
+    ).toEqual([PLACEHOLDER_CATALOG.de.interrupted, PLACEHOLDER_CATALOG.de.interrupted]);
+    expect(asked).toBe(1);
+    expect(
+      texts(() => {
+        throw new Error("no locale");
+      }),
+    ).toEqual([PLACEHOLDER_CATALOG.ru.interrupted, PLACEHOLDER_CATALOG.ru.interrupted]);
   });
 
   it("uses the context locale over the policy's", () => {

@@ -128,13 +128,16 @@ const cleanTurnArb: fc.Arbitrary<TurnSpec> = fc
     // A repeated id within one message is one call, answered once.
     const all = duplicate ? [...calls, calls[0] as CallSpec] : calls;
     const split = all.length - invalidCount;
+    // Next to parsed calls and a raw shadow (OpenAI's shape), invalid calls are never sent, so a
+    // clean history has no results for them.
+    const sent = raw || !shadow || split === 0 ? all : all.slice(0, split);
     return {
       kind: "turn" as const,
       calls: all.slice(0, split),
       invalid: all.slice(split),
       raw,
       shadow,
-      results,
+      results: results.filter((id) => sent.some((call) => call.id === id)),
     };
   });
 
@@ -242,14 +245,29 @@ function aiMessageOf(turn: TurnSpec): AIMessage {
         }),
     );
   }
-  // The shadow is what providers also send; it is read only when both lists are empty.
+  // With a raw shadow (OpenAI's shape) the invalid calls are never sent; without one, they are
+  // sent as Anthropic `tool_use` content blocks, as ChatAnthropic keeps them.
+  // A shadow is ignored only next to parsed calls: with none, converters send the raw list.
+  const shadow = turn.shadow && turn.calls.length > 0;
+  const toolUses = shadow
+    ? []
+    : turn.invalid.flatMap((call) =>
+        call.id === undefined
+          ? []
+          : [{ type: "tool_use", id: call.id, name: call.name ?? "", input: {} }],
+      );
   return quietly(
     () =>
       new AIMessage({
-        content: turn.calls.length + turn.invalid.length > 0 ? "" : "thinking",
+        content:
+          toolUses.length > 0
+            ? toolUses
+            : turn.calls.length + turn.invalid.length > 0
+              ? ""
+              : "thinking",
         tool_calls: turn.calls.map(toolCall),
         invalid_tool_calls: turn.invalid.map(invalidToolCall),
-        additional_kwargs: turn.shadow
+        additional_kwargs: shadow
           ? { tool_calls: [rawToolCall({ id: SHADOW_ID, name: "shadow" }, true)] }
           : {},
       }),

@@ -108,7 +108,7 @@ export const repairOptionsShape = {
     .optional(),
   window: z
     .number({ error: "expected a whole number of messages, at least 1" })
-    .int({ error: "expected a whole number of messages (an integer), at least 1" })
+    .int({ error: "expected a whole number of messages (a safe integer), at least 1" })
     .min(1, { error: "expected a whole number of messages, at least 1" })
     .optional(),
   markSynthetic: z.boolean().default(true),

@@ -6,8 +6,8 @@ import { RemoveMessage } from "@langchain/core/messages";
 import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
-import { isWellFormedLocale } from "./core/locales.js";
 import {
+  localeTagSchema,
   optionsError,
   policyFrom,
   type RepairOptions,
@@ -75,15 +75,9 @@ export interface DanglingToolCallMiddlewareOptions extends Omit<RepairOptions, "
 const middlewareOptionsSchema = z.strictObject({
   ...repairOptionsShape,
   locale: z
-    .union(
-      [
-        z.string().refine(isWellFormedLocale, {
-          error: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
-        }),
-        z.custom<LocaleResolver>((value) => typeof value === "function"),
-      ],
-      { error: 'expected a BCP 47 language tag such as "en" or "zh-TW", or a resolver function' },
-    )
+    .union([localeTagSchema, z.custom<LocaleResolver>((value) => typeof value === "function")], {
+      error: 'expected a BCP 47 language tag such as "en" or "zh-TW", or a resolver function',
+    })
     .optional(),
   logger: z
     .union(

@@ -88,6 +88,11 @@ const templateSchema = z.string().superRefine((template, context) => {
 
 const reasonSchema = z.enum(PLACEHOLDER_REASONS as [PlaceholderReason, ...PlaceholderReason[]]);
 
+/** A well-formed BCP 47 tag; shared with the middleware, which also takes a resolver. */
+export const localeTagSchema = z.string().refine(isWellFormedLocale, {
+  error: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
+});
+
 /** The options schema shared by the engine and the middleware (which widens `locale`). */
 export const repairOptionsShape = {
   placeholder: z
@@ -100,12 +105,7 @@ export const repairOptionsShape = {
       { error: "expected a template string, a map from reason to template, or a function" },
     )
     .optional(),
-  locale: z
-    .string()
-    .refine(isWellFormedLocale, {
-      message: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
-    })
-    .optional(),
+  locale: localeTagSchema.optional(),
   window: z
     .number({ error: "expected a whole number of messages, at least 1" })
     .int({ error: "expected a whole number of messages (a safe integer), at least 1" })

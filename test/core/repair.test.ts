@@ -631,6 +631,23 @@ describe("window", () => {
     expect(repairToolCalls(input, { window: 2 }).messages).toBe(input);
   });
 
+  it("never reads a message before the window, on the clean path or the repair path", () => {
+    const unreadable = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("a message before the window was read");
+        },
+      },
+    );
+    const clean = [unreadable, unreadable, human("hi"), aiCalls("call_1"), toolResult("call_1")];
+    expect(repairToolCalls(clean, { window: 3 }).messages).toBe(clean);
+    const broken = [unreadable, unreadable, human("hi"), aiCalls("call_1"), human("next")];
+    const { messages } = repairToolCalls(broken, { window: 3 });
+    expect(messages[0] === unreadable && messages[1] === unreadable).toBe(true);
+    expect(shapeOf(messages.slice(2))).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+  });
+
   it("behaves as no window when the window covers the whole history", () => {
     const input = long();
     const whole = repairToolCalls(input);

@@ -1,8 +1,10 @@
 /**
  * tool-call-resilience: keeps tool-calling agents talking after their tool-call protocol breaks.
  *
- * This file is the whole public surface. Message readers and the engine's internal matching are
- * deliberately not exported: they are free to change.
+ * This file is the whole public surface, with `tool-call-resilience/setup` for applications that
+ * want OpenTelemetry started for them. Message readers, the engine's internal matching and the
+ * telemetry recorder are deliberately not exported: they are free to change. Every telemetry name
+ * is exported, for queries and tests of your own.
  *
  * @example
  * ```ts
@@ -50,3 +52,50 @@ export type {
   RepairLogger,
 } from "./middleware.js";
 export { danglingToolCallMiddleware, MIDDLEWARE_NAME } from "./middleware.js";
+export { DEFAULT_COUNT_ONCE_MEMORY } from "./telemetry/count-once.js";
+export type { ModelIdentity } from "./telemetry/model-identity.js";
+export { genAiProviderName, modelIdentityOf } from "./telemetry/model-identity.js";
+export {
+  ATTR_DANGLING_COUNT,
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_MESSAGE_COUNT,
+  ATTR_MESSAGE_INDEX,
+  ATTR_OUTCOME,
+  ATTR_REASON,
+  ATTR_REPAIR_COUNT,
+  ATTR_REPAIR_KIND,
+  ATTR_TOOL_CALL_IDS,
+  ATTR_TOOL_NAMES,
+  EVENT_REPAIR,
+  GEN_AI_PROVIDER_NAME_VALUES,
+  INSTRUMENTATION_SCOPE_NAME,
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
+  METRIC_REPAIR_DURATION,
+  METRIC_REPAIRS,
+  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_TOOL_CALLS,
+  OUTCOME_VALUE_CLEAN,
+  OUTCOME_VALUE_FAILED_OPEN,
+  OUTCOME_VALUE_REPAIRED,
+  REASON_VALUE_INTERRUPTED,
+  REASON_VALUE_INVALID_ARGUMENTS,
+  REPAIR_DURATION_BUCKETS,
+  REPAIR_KIND_VALUE_ID_ASSIGNED,
+  REPAIR_KIND_VALUE_ORPHAN_DROPPED,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_RESULT_MOVED,
+  SPAN_REPAIR_TOOL_CALLS,
+  TOOL_NAME_VALUE_OTHER,
+  UNIT_CALL,
+  UNIT_REPAIR,
+  UNIT_SECONDS,
+  VALUE_UNKNOWN,
+} from "./telemetry/semconv.js";
+export { PACKAGE_VERSION } from "./version.js";

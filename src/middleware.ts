@@ -1,9 +1,10 @@
 /**
- * The `createAgent` middleware: options → engine → handler. It repairs the messages of each model
- * request as close to the model call as possible, and fails open.
+ * The `createAgent` middleware: options → engine → telemetry → handler. It repairs the messages of
+ * each model request as close to the model call as possible, reports what it did, and fails open.
  */
 import { RemoveMessage } from "@langchain/core/messages";
 import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import {
@@ -16,6 +17,17 @@ import {
 } from "./core/policy.js";
 import { type RepairResult, repairToolCalls, type ToolCallRepair } from "./core/repair.js";
 import { describeRepairs } from "./core/summary.js";
+import {
+  type Inspection,
+  type ObservedModelCall,
+  RepairTelemetry,
+  type TelemetryPart,
+} from "./telemetry/recorder.js";
+import {
+  OUTCOME_VALUE_CLEAN,
+  OUTCOME_VALUE_FAILED_OPEN,
+  OUTCOME_VALUE_REPAIRED,
+} from "./telemetry/semconv.js";
 
 /**
  * The name the middleware registers under in `createAgent`.
@@ -70,6 +82,53 @@ export interface DanglingToolCallMiddlewareOptions extends Omit<RepairOptions, "
    * @default false
    */
   persist?: boolean;
+  /**
+   * The meter provider to record metrics with. By default the global one at the time of each call,
+   * so an SDK started after the agent was built is still used. With no SDK registered, nothing is
+   * recorded and nothing is computed for it.
+   * @default metrics.getMeterProvider()
+   */
+  meterProvider?: MeterProvider;
+  /**
+   * The tracer provider to create `repair_tool_calls` spans with.
+   * @default trace.getTracerProvider()
+   */
+  tracerProvider?: TracerProvider;
+  /**
+   * Record `tool_call_resilience.thread.dangling_tool_calls`, one series per thread that had a
+   * dangling call. Turn it off where thread ids must not become metric labels.
+   * @default true
+   */
+  threadMetrics?: boolean;
+  /**
+   * Create a `repair_tool_calls` span for every inspection, clean ones included. By default a span
+   * is created only when a request is repaired or the repair fails.
+   * @default false
+   */
+  traceAllCalls?: boolean;
+  /**
+   * How many counted dangling calls to remember (least recently seen forgotten first), so that a
+   * call repaired again on every later model call of its thread is counted once. Unset, every
+   * middleware of the process shares one memory of 10,000 per meter provider; a number gives this
+   * middleware its own memory of that size; `0` remembers nothing, so every sighting counts.
+   * @default 10_000, shared
+   */
+  countOnceMemory?: number;
+  /**
+   * The `gen_ai.provider.name` to record, instead of the one read from the request's model.
+   * @default read from `request.model`
+   */
+  providerName?: string;
+  /**
+   * The `gen_ai.request.model` to record, instead of the one read from the request's model.
+   * @default read from `request.model`
+   */
+  modelName?: string;
+  /**
+   * The `gen_ai.agent.name` to record.
+   * @default the `name` given to `createAgent`, else `"unknown"`
+   */
+  agentName?: string;
 }
 
 const middlewareOptionsSchema = z.strictObject({
@@ -98,7 +157,40 @@ const middlewareOptionsSchema = z.strictObject({
     )
     .optional(),
   persist: z.boolean().default(false),
+  meterProvider: z
+    .custom<MeterProvider>((value) => hasMethod(value, "getMeter"), {
+      error: "expected a MeterProvider: an object with a getMeter(name, version) method",
+    })
+    .optional(),
+  tracerProvider: z
+    .custom<TracerProvider>((value) => hasMethod(value, "getTracer"), {
+      error: "expected a TracerProvider: an object with a getTracer(name, version) method",
+    })
+    .optional(),
+  threadMetrics: z.boolean().default(true),
+  traceAllCalls: z.boolean().default(false),
+  countOnceMemory: z
+    .int({ error: "expected a whole number of calls to remember, 0 or more" })
+    .min(0, { error: "expected a whole number of calls to remember, 0 or more" })
+    .optional(),
+  providerName: nameSchema("provider name").optional(),
+  modelName: nameSchema("model name").optional(),
+  agentName: nameSchema("agent name").optional(),
 });
+
+function nameSchema(what: string) {
+  return z.string({ error: `expected the ${what} as a non-empty string` }).min(1, {
+    error: `expected the ${what} as a non-empty string`,
+  });
+}
+
+function hasMethod(value: unknown, name: string): boolean {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Record<string, unknown>)[name] === "function"
+  );
+}
 
 const SILENT: RepairLogger = { warn() {} };
 
@@ -110,6 +202,7 @@ interface Repairer {
   readonly policy: RepairPolicy;
   readonly logger: RepairLogger;
   readonly locale: string | LocaleResolver | undefined;
+  readonly telemetry: RepairTelemetry;
 }
 
 /**
@@ -151,7 +244,7 @@ function localeOf(repairer: Repairer, request: LocaleRequest): string | undefine
   }
 }
 
-function threadIdOf(request: LocaleRequest): string | undefined {
+function threadIdOf(request: Pick<LocaleRequest, "runtime">): string | undefined {
   const threadId = request.runtime?.configurable?.thread_id;
   return typeof threadId === "string" ? threadId : undefined;
 }
@@ -174,14 +267,22 @@ function reportRepairs(
   }
 }
 
+/** One inspection of a request: the repaired messages (absent when the engine failed) and its record. */
+interface Inspected<T> {
+  readonly result: RepairResult<T> | undefined;
+  readonly inspection: Inspection;
+}
+
 /**
- * Repairs one request's messages and logs what it did. Returns `undefined` when the engine failed:
- * the caller then goes on with the original messages (fail-open).
+ * Repairs one request's messages, times it and logs what it did. When the engine fails, the result
+ * is absent: the caller then goes on with the original messages (fail-open).
  */
 function repairRequest<T>(
   repairer: Repairer,
   request: LocaleRequest & { readonly messages: readonly T[] },
-): RepairResult<T> | undefined {
+): Inspected<T> {
+  const messageCount = request.messages.length;
+  const startedAt = performance.now();
   let result: RepairResult<T>;
   try {
     // A resolver runs only when a placeholder needs its text, never on a clean request.
@@ -189,13 +290,93 @@ function repairRequest<T>(
       typeof repairer.locale === "function" ? () => localeOf(repairer, request) : undefined;
     result = repairToolCalls(request.messages, repairer.policy, { locale });
   } catch (error) {
+    const endedAt = performance.now();
     log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
       error,
     });
-    return undefined;
+    return {
+      result: undefined,
+      inspection: {
+        outcome: OUTCOME_VALUE_FAILED_OPEN,
+        repairs: [],
+        messageCount,
+        startedAt,
+        endedAt,
+        error,
+      },
+    };
   }
+  const endedAt = performance.now();
   if (result.repairs.length > 0) reportRepairs(repairer, request, result.repairs);
-  return result;
+  const outcome = result.repairs.length > 0 ? OUTCOME_VALUE_REPAIRED : OUTCOME_VALUE_CLEAN;
+  return {
+    result,
+    inspection: { outcome, repairs: result.repairs, messageCount, startedAt, endedAt },
+  };
+}
+
+/**
+ * With `persist`, the repair happens in `beforeModel`, which knows neither the model nor the tools.
+ * Its inspection waits here, keyed by the last message of the history it wrote, until the model
+ * call that reads that history reports it. A weak map: a model call that never comes leaks nothing.
+ */
+const persistedInspections = new WeakMap<object, Inspection>();
+
+function keepForModelCall(messages: readonly unknown[], inspection: Inspection): void {
+  const last = messages[messages.length - 1];
+  if (typeof last === "object" && last !== null) persistedInspections.set(last, inspection);
+}
+
+function takeForModelCall(messages: readonly unknown[]): Inspection | undefined {
+  const last = messages[messages.length - 1];
+  if (typeof last !== "object" || last === null) return undefined;
+  const inspection = persistedInspections.get(last);
+  if (inspection !== undefined) persistedInspections.delete(last);
+  return inspection;
+}
+
+/** What the telemetry needs of a model request. */
+function observedCall(request: {
+  readonly model: unknown;
+  readonly tools?: readonly unknown[];
+  readonly runtime?: LocaleRequest["runtime"];
+}): ObservedModelCall {
+  return { model: request.model, tools: request.tools, threadId: threadIdOf(request) };
+}
+
+/** Counts the tool calls of the handler's response, sync or async, and returns it unchanged. */
+function countResponse<R>(telemetry: RepairTelemetry, call: ObservedModelCall, response: R): R {
+  if (isPromiseLike(response)) {
+    return response.then((resolved) => {
+      telemetry.recordResponse(call, resolved);
+      return resolved;
+    }) as R;
+  }
+  telemetry.recordResponse(call, response);
+  return response;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** Logs the first failure of each part of the telemetry; the model call never waits on it. */
+function telemetryFailureLogger(logger: RepairLogger) {
+  const reported = new Set<TelemetryPart>();
+  return (error: unknown, part: TelemetryPart) => {
+    if (reported.has(part)) return;
+    reported.add(part);
+    log(
+      logger,
+      "error",
+      `OpenTelemetry ${part} failed; the model call goes on. Later ${part} failures are not logged`,
+      { error },
+    );
+  };
 }
 
 /**
@@ -259,14 +440,39 @@ function repairRequest<T>(
 export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOptions = {}) {
   const parsed = middlewareOptionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, MIDDLEWARE_NAME);
-  const { logger, persist, locale, ...policyOptions } = parsed.data;
+  const {
+    logger: loggerOption,
+    persist,
+    locale,
+    meterProvider,
+    tracerProvider,
+    threadMetrics,
+    traceAllCalls,
+    countOnceMemory,
+    providerName,
+    modelName,
+    agentName,
+    ...policyOptions
+  } = parsed.data;
+  const logger = loggerOption === false ? SILENT : (loggerOption ?? console);
   const repairer: Repairer = {
     policy: policyFrom({
       ...policyOptions,
       locale: typeof locale === "string" ? locale : undefined,
     }),
-    logger: logger === false ? SILENT : (logger ?? console),
+    logger,
     locale,
+    telemetry: new RepairTelemetry({
+      meterProvider,
+      tracerProvider,
+      threadMetrics,
+      traceAllCalls,
+      countOnceMemory,
+      providerName,
+      modelName,
+      agentName,
+      onFailure: telemetryFailureLogger(logger),
+    }),
   };
 
   return createMiddleware({
@@ -278,17 +484,32 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
     // then arrives clean and wrapModelCall passes it on as it is.
     beforeModel: persist
       ? (state, runtime) => {
-          const result = repairRequest(repairer, { messages: state.messages, state, runtime });
-          if (result === undefined || result.repairs.length === 0) return undefined;
+          const { result, inspection } = repairRequest(repairer, {
+            messages: state.messages,
+            state,
+            runtime,
+          });
+          if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
+          keepForModelCall(result?.messages ?? state.messages, inspection);
+          if (result === undefined) return undefined;
           return {
             messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...result.messages],
           };
         }
       : undefined,
     wrapModelCall: (request, handler) => {
-      const result = repairRequest(repairer, request);
-      if (result === undefined || result.messages === request.messages) return handler(request);
-      return handler({ ...request, messages: result.messages });
+      const persisted = persist ? takeForModelCall(request.messages) : undefined;
+      const { result, inspection } = repairRequest(repairer, request);
+      const call = observedCall(request);
+      repairer.telemetry.recordModelCall(
+        call,
+        persisted === undefined ? [inspection] : [persisted, inspection],
+      );
+      const repaired =
+        result === undefined || result.messages === request.messages
+          ? request
+          : { ...request, messages: result.messages };
+      return countResponse(repairer.telemetry, call, handler(repaired));
     },
   });
 }

@@ -1,0 +1,109 @@
+/**
+ * The metric views we recommend for the library's instruments: an attribute allow-list per
+ * instrument, cardinality limits, and the duration histogram's buckets in seconds.
+ */
+import { metrics as sdkMetrics } from "@opentelemetry/sdk-node";
+import { z } from "zod/v4";
+import { optionsError } from "../core/policy.js";
+import {
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_OUTCOME,
+  ATTR_REASON,
+  ATTR_REPAIR_KIND,
+  INSTRUMENTATION_SCOPE_NAME,
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
+  METRIC_REPAIR_DURATION,
+  METRIC_REPAIRS,
+  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_TOOL_CALLS,
+  REPAIR_DURATION_BUCKETS,
+} from "../telemetry/semconv.js";
+
+/** The view type of `@opentelemetry/sdk-metrics`, as `MeterProvider` and `NodeSDK` take it. */
+export type MetricView = sdkMetrics.ViewOptions;
+
+/** Options of {@link recommendedViews}. */
+export interface RecommendedViewsOptions {
+  /**
+   * Most series each instrument keeps, the overflow series included; further attribute sets are
+   * added to the series labelled `otel.metric.overflow="true"`.
+   * @default 2000
+   */
+  cardinalityLimit?: number;
+  /**
+   * Most series of `tool_call_resilience.thread.dangling_tool_calls`, one per thread, the overflow
+   * series included.
+   * @default 1000
+   */
+  threadCardinalityLimit?: number;
+}
+
+const limitSchema = z
+  .int({ error: "expected a whole number of series, 2 or more" })
+  .min(2, { error: "expected a whole number of series, 2 or more (one is the overflow series)" });
+
+const viewsOptionsSchema = z.strictObject({
+  cardinalityLimit: limitSchema.default(2000),
+  threadCardinalityLimit: limitSchema.default(1000),
+});
+
+const MODEL_ATTRIBUTES = [ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL];
+
+/** The attributes each instrument may carry; anything else is dropped by the view. */
+const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
+  [METRIC_MODEL_CALLS]: [...MODEL_ATTRIBUTES, ATTR_GEN_AI_AGENT_NAME, ATTR_OUTCOME],
+  [METRIC_TOOL_CALLS]: [...MODEL_ATTRIBUTES, ATTR_GEN_AI_TOOL_NAME],
+  [METRIC_DANGLING_TOOL_CALLS]: [...MODEL_ATTRIBUTES, ATTR_GEN_AI_TOOL_NAME, ATTR_REASON],
+  [METRIC_REPAIRS]: [...MODEL_ATTRIBUTES, ATTR_REPAIR_KIND],
+  [METRIC_THREAD_DANGLING_TOOL_CALLS]: [ATTR_GEN_AI_CONVERSATION_ID, ATTR_GEN_AI_REQUEST_MODEL],
+  [METRIC_REPAIR_DURATION]: [ATTR_OUTCOME],
+};
+
+/**
+ * Views for the library's instruments, to give a `MeterProvider` or `NodeSDK` along with your
+ * own: each instrument keeps only its documented attributes, the per-thread counter is capped at
+ * `threadCardinalityLimit` series and the others at `cardinalityLimit`, and the duration histogram
+ * uses buckets from 1 µs to 100 ms. {@link startTelemetry} uses them by default.
+ *
+ * @throws {ToolCallResilienceOptionsError} when a limit is not a whole number of 2 or more.
+ *
+ * @example With your own SDK
+ * ```ts
+ * import { NodeSDK } from "@opentelemetry/sdk-node";
+ * import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+ * import { recommendedViews } from "tool-call-resilience/setup";
+ *
+ * new NodeSDK({
+ *   metricReaders: [new PrometheusExporter()],
+ *   views: [...recommendedViews({ threadCardinalityLimit: 500 }), ...myViews],
+ * }).start();
+ * ```
+ */
+export function recommendedViews(options: RecommendedViewsOptions = {}): MetricView[] {
+  const parsed = viewsOptionsSchema.safeParse(options);
+  if (!parsed.success) throw optionsError(parsed.error, "recommendedViews");
+  const { cardinalityLimit, threadCardinalityLimit } = parsed.data;
+  return Object.entries(ALLOWED_ATTRIBUTES).map(([instrumentName, allowed]) => {
+    const view: MetricView = {
+      meterName: INSTRUMENTATION_SCOPE_NAME,
+      instrumentName,
+      attributesProcessors: [sdkMetrics.createAllowListAttributesProcessor([...allowed])],
+      aggregationCardinalityLimit:
+        instrumentName === METRIC_THREAD_DANGLING_TOOL_CALLS
+          ? threadCardinalityLimit
+          : cardinalityLimit,
+    };
+    if (instrumentName === METRIC_REPAIR_DURATION) {
+      view.aggregation = {
+        type: sdkMetrics.AggregationType.EXPLICIT_BUCKET_HISTOGRAM,
+        options: { boundaries: [...REPAIR_DURATION_BUCKETS] },
+      };
+    }
+    return view;
+  });
+}

@@ -1,0 +1,132 @@
+/**
+ * Which provider and model a request goes to, read from `request.model` the way LangChain's own
+ * classes describe themselves, and mapped to the well-known `gen_ai.provider.name` values.
+ */
+import { _inferModelProvider } from "langchain/chat_models/universal";
+import { GEN_AI_PROVIDER_NAME_VALUES as PROVIDER, VALUE_UNKNOWN } from "./semconv.js";
+
+/** The provider and model a request goes to; `"unknown"` where they cannot be found. */
+export interface ModelIdentity {
+  readonly provider: string;
+  readonly model: string;
+}
+
+/**
+ * LangChain's provider ids (from `initChatModel`, `getLsParams().ls_provider` and `_llmType()`),
+ * normalized to lower case with `_`, and the `gen_ai.provider.name` value each one means.
+ */
+const PROVIDER_NAMES: ReadonlyMap<string, string> = new Map([
+  ["openai", PROVIDER.OPENAI],
+  ["azure", PROVIDER.AZURE_AI_OPENAI],
+  ["azure_openai", PROVIDER.AZURE_AI_OPENAI],
+  ["azure_ai_inference", PROVIDER.AZURE_AI_INFERENCE],
+  ["anthropic", PROVIDER.ANTHROPIC],
+  ["google", PROVIDER.GCP_GEMINI],
+  ["google_genai", PROVIDER.GCP_GEMINI],
+  ["googlegenerativeai", PROVIDER.GCP_GEMINI],
+  ["google_vertexai", PROVIDER.GCP_VERTEX_AI],
+  ["google_vertexai_web", PROVIDER.GCP_VERTEX_AI],
+  ["vertexai", PROVIDER.GCP_VERTEX_AI],
+  ["bedrock", PROVIDER.AWS_BEDROCK],
+  ["amazon_bedrock", PROVIDER.AWS_BEDROCK],
+  ["aws_bedrock", PROVIDER.AWS_BEDROCK],
+  ["bedrock_converse", PROVIDER.AWS_BEDROCK],
+  ["chat_bedrock_converse", PROVIDER.AWS_BEDROCK],
+  ["mistral", PROVIDER.MISTRAL_AI],
+  ["mistralai", PROVIDER.MISTRAL_AI],
+  ["mistral_ai", PROVIDER.MISTRAL_AI],
+  ["groq", PROVIDER.GROQ],
+  ["deepseek", PROVIDER.DEEPSEEK],
+  ["cohere", PROVIDER.COHERE],
+  ["xai", PROVIDER.X_AI],
+  ["x_ai", PROVIDER.X_AI],
+  ["perplexity", PROVIDER.PERPLEXITY],
+  ["ibm", PROVIDER.IBM_WATSONX_AI],
+  ["watsonx", PROVIDER.IBM_WATSONX_AI],
+]);
+
+const WELL_KNOWN_PROVIDERS: ReadonlySet<string> = new Set(Object.values(PROVIDER));
+
+/**
+ * The `gen_ai.provider.name` value of a LangChain provider id: a well-known value where one
+ * applies (`"google-genai"` → `"gcp.gemini"`), otherwise the id as it is (`"ollama"`).
+ *
+ * @example
+ * ```ts
+ * genAiProviderName("mistralai"); // "mistral_ai"
+ * genAiProviderName("ollama"); // "ollama"
+ * ```
+ */
+export function genAiProviderName(providerId: string): string {
+  if (WELL_KNOWN_PROVIDERS.has(providerId)) return providerId;
+  return PROVIDER_NAMES.get(providerId.toLowerCase().replaceAll("-", "_")) ?? providerId;
+}
+
+const identities = new WeakMap<object, ModelIdentity>();
+
+/**
+ * The provider and model of a chat model, tried in this order: `.model`, `.modelName`, a
+ * `ConfigurableModel`'s `_defaultConfig` (`model`, and `modelProvider` or the provider LangChain
+ * infers from the model name), `getLsParams()`, then `_llmType()` for the provider. Anything that
+ * throws or is not a non-empty string is skipped; what is left unfound is `"unknown"`. The answer
+ * is remembered per model object.
+ *
+ * @example
+ * ```ts
+ * modelIdentityOf(new ChatOpenAI({ model: "gpt-4.1" })); // { provider: "openai", model: "gpt-4.1" }
+ * ```
+ */
+export function modelIdentityOf(chatModel: unknown): ModelIdentity {
+  if (typeof chatModel !== "object" || chatModel === null) {
+    return { provider: VALUE_UNKNOWN, model: VALUE_UNKNOWN };
+  }
+  const known = identities.get(chatModel);
+  if (known !== undefined) return known;
+  const identity = readIdentity(chatModel as Record<string, unknown>);
+  identities.set(chatModel, identity);
+  return identity;
+}
+
+function readIdentity(chatModel: Record<string, unknown>): ModelIdentity {
+  const configured = attempt(() => chatModel._defaultConfig);
+  const isConfigurable = typeof configured === "object" && configured !== null;
+  const defaults = (isConfigurable ? configured : {}) as Record<string, unknown>;
+  const lsParams = isConfigurable ? undefined : attempt(() => callMethod(chatModel, "getLsParams"));
+  const ls = (typeof lsParams === "object" && lsParams !== null ? lsParams : {}) as Record<
+    string,
+    unknown
+  >;
+
+  const model =
+    nonEmpty(attempt(() => chatModel.model)) ??
+    nonEmpty(attempt(() => chatModel.modelName)) ??
+    nonEmpty(defaults.model) ??
+    nonEmpty(ls.ls_model_name);
+
+  const providerId = isConfigurable
+    ? (nonEmpty(defaults.modelProvider) ??
+      (model === undefined ? undefined : nonEmpty(attempt(() => _inferModelProvider(model)))))
+    : (nonEmpty(ls.ls_provider) ?? nonEmpty(attempt(() => callMethod(chatModel, "_llmType"))));
+
+  return {
+    provider: providerId === undefined ? VALUE_UNKNOWN : genAiProviderName(providerId),
+    model: model ?? VALUE_UNKNOWN,
+  };
+}
+
+function callMethod(target: Record<string, unknown>, name: string): unknown {
+  const method = target[name];
+  return typeof method === "function" ? method.call(target, {}) : undefined;
+}
+
+function attempt(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}

@@ -1,0 +1,388 @@
+/**
+ * Turns what the middleware saw on one model call into metrics and a span, through
+ * `@opentelemetry/api` only. Every call into OpenTelemetry is guarded: a meter, tracer or exporter
+ * that throws is reported to `onFailure` and never reaches the model call.
+ */
+
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import {
+  type Attributes,
+  context,
+  createNoopMeter,
+  type MeterProvider,
+  metrics,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from "@opentelemetry/api";
+import {
+  MessageKind,
+  messageKindOf,
+  toolCallAt,
+  toolCallCountOf,
+  toolCallNameOf,
+} from "../core/messages.js";
+import type { ToolCallRepair } from "../core/repair.js";
+import { PACKAGE_VERSION } from "../version.js";
+import { CountOnceMemory, sharedCountOnceMemory } from "./count-once.js";
+import { createInstruments, type RepairInstruments } from "./instruments.js";
+import { type ModelIdentity, modelIdentityOf } from "./model-identity.js";
+import {
+  ATTR_DANGLING_COUNT,
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_MESSAGE_COUNT,
+  ATTR_MESSAGE_INDEX,
+  ATTR_OUTCOME,
+  ATTR_REASON,
+  ATTR_REPAIR_COUNT,
+  ATTR_REPAIR_KIND,
+  ATTR_TOOL_CALL_IDS,
+  ATTR_TOOL_NAMES,
+  EVENT_REPAIR,
+  INSTRUMENTATION_SCOPE_NAME,
+  OUTCOME_VALUE_CLEAN,
+  OUTCOME_VALUE_FAILED_OPEN,
+  OUTCOME_VALUE_REPAIRED,
+  SPAN_REPAIR_TOOL_CALLS,
+  TOOL_NAME_VALUE_OTHER,
+  VALUE_UNKNOWN,
+} from "./semconv.js";
+
+/** What became of one inspection of a request, or of a model call. */
+export type Outcome =
+  | typeof OUTCOME_VALUE_CLEAN
+  | typeof OUTCOME_VALUE_REPAIRED
+  | typeof OUTCOME_VALUE_FAILED_OPEN;
+
+/** One run of the engine over a request's messages, timed with `performance.now()`. */
+export interface Inspection {
+  readonly outcome: Outcome;
+  readonly repairs: readonly ToolCallRepair[];
+  readonly messageCount: number;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  /** Why the engine failed, on `failed_open`. */
+  readonly error?: unknown;
+}
+
+/** What the telemetry reads from a model request. */
+export interface ObservedModelCall {
+  readonly model: unknown;
+  readonly tools: readonly unknown[] | undefined;
+  readonly threadId: string | undefined;
+}
+
+/** Which part of the telemetry failed. */
+export type TelemetryPart = "metrics" | "tracing";
+
+/** How the telemetry is set up; validated options of the middleware. */
+export interface TelemetrySettings {
+  readonly meterProvider: MeterProvider | undefined;
+  readonly tracerProvider: TracerProvider | undefined;
+  readonly threadMetrics: boolean;
+  readonly traceAllCalls: boolean;
+  /** Own memory of this size; `undefined` shares the default one of the meter provider. */
+  readonly countOnceMemory: number | undefined;
+  readonly providerName: string | undefined;
+  readonly modelName: string | undefined;
+  readonly agentName: string | undefined;
+  readonly onFailure: (error: unknown, part: TelemetryPart) => void;
+}
+
+interface MetricsTarget {
+  readonly provider: MeterProvider;
+  /** `undefined` when the provider is the no-op one: nothing is recorded, nothing is computed. */
+  readonly instruments: RepairInstruments | undefined;
+  readonly memory: CountOnceMemory;
+}
+
+/** The labels of one model call, computed once and only when something is recorded. */
+interface CallLabels {
+  readonly provider: string;
+  readonly model: string;
+  readonly agent: string;
+  readonly offeredTools: ReadonlySet<string>;
+}
+
+const NOOP_METER = createNoopMeter();
+const toolNameSets = new WeakMap<readonly unknown[], ReadonlySet<string>>();
+const NO_TOOLS: ReadonlySet<string> = new Set();
+
+/**
+ * Records the metrics and spans of the middleware.
+ *
+ * @example
+ * ```ts
+ * const telemetry = new RepairTelemetry(settings);
+ * telemetry.recordModelCall(call, [inspection]);
+ * telemetry.recordResponse(call, aiMessage);
+ * ```
+ */
+export class RepairTelemetry {
+  readonly #settings: TelemetrySettings;
+  #metrics: MetricsTarget | undefined;
+  #tracer: { readonly provider: TracerProvider; readonly tracer: Tracer } | undefined;
+
+  constructor(settings: TelemetrySettings) {
+    this.#settings = settings;
+  }
+
+  /**
+   * Records a model call: its outcome, the duration of each inspection, the repairs, each dangling
+   * call once, and a span for each inspection that repaired or failed (or every one, with
+   * `traceAllCalls`).
+   */
+  recordModelCall(call: ObservedModelCall, inspections: readonly Inspection[]): void {
+    let labels: CallLabels | undefined;
+    const labelsOf = () => {
+      labels ??= this.#labelsOf(call);
+      return labels;
+    };
+    try {
+      const target = this.#metricsTarget();
+      if (target?.instruments !== undefined) {
+        this.#recordMetrics(target, call, inspections, labelsOf());
+      }
+    } catch (error) {
+      this.#settings.onFailure(error, "metrics");
+    }
+    for (const inspection of inspections) {
+      const traced = inspection.outcome !== OUTCOME_VALUE_CLEAN || this.#settings.traceAllCalls;
+      if (!traced) continue;
+      try {
+        this.#recordSpan(call, inspection, labelsOf);
+      } catch (error) {
+        this.#settings.onFailure(error, "tracing");
+      }
+    }
+  }
+
+  /** Counts the tool calls of a model response: the denominator of the dangling rate. */
+  recordResponse(call: ObservedModelCall, response: unknown): void {
+    try {
+      const target = this.#metricsTarget();
+      if (target?.instruments === undefined) return;
+      let labels: CallLabels | undefined;
+      for (const message of aiMessagesOf(response)) {
+        const count = toolCallCountOf(message);
+        for (let index = 0; index < count; index++) {
+          labels ??= this.#labelsOf(call);
+          const name = toolCallNameOf(toolCallAt(message, index));
+          target.instruments.toolCalls.add(1, {
+            [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
+            [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+            [ATTR_GEN_AI_TOOL_NAME]: metricToolName(labels, name),
+          });
+        }
+      }
+    } catch (error) {
+      this.#settings.onFailure(error, "metrics");
+    }
+  }
+
+  #recordMetrics(
+    target: MetricsTarget,
+    call: ObservedModelCall,
+    inspections: readonly Inspection[],
+    labels: CallLabels,
+  ): void {
+    const instruments = target.instruments as RepairInstruments;
+    const model = {
+      [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
+      [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+    };
+    instruments.modelCalls.add(1, {
+      ...model,
+      [ATTR_GEN_AI_AGENT_NAME]: labels.agent,
+      [ATTR_OUTCOME]: outcomeOfCall(inspections),
+    });
+    for (const inspection of inspections) {
+      instruments.repairDuration.record((inspection.endedAt - inspection.startedAt) / 1000, {
+        [ATTR_OUTCOME]: inspection.outcome,
+      });
+      for (const repair of inspection.repairs) {
+        instruments.repairs.add(1, { ...model, [ATTR_REPAIR_KIND]: repair.kind });
+        if (repair.kind !== "placeholder_inserted") continue;
+        if (!target.memory.firstSighting(countOnceKey(call.threadId, repair.toolCallId))) continue;
+        instruments.danglingToolCalls.add(1, {
+          ...model,
+          [ATTR_GEN_AI_TOOL_NAME]: metricToolName(labels, repair.toolName),
+          [ATTR_REASON]: repair.reason ?? "interrupted",
+        });
+        if (this.#settings.threadMetrics && call.threadId !== undefined) {
+          instruments.threadDanglingToolCalls.add(1, {
+            [ATTR_GEN_AI_CONVERSATION_ID]: call.threadId,
+            [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+          });
+        }
+      }
+    }
+  }
+
+  #recordSpan(call: ObservedModelCall, inspection: Inspection, labelsOf: () => CallLabels): void {
+    const tracer = this.#currentTracer();
+    const span = tracer.startSpan(
+      SPAN_REPAIR_TOOL_CALLS,
+      { kind: SpanKind.INTERNAL, startTime: epochMillis(inspection.startedAt) },
+      context.active(),
+    );
+    try {
+      if (span.isRecording()) describeSpan(span, call, inspection, labelsOf());
+    } finally {
+      span.end(epochMillis(inspection.endedAt));
+    }
+  }
+
+  #labelsOf(call: ObservedModelCall): CallLabels {
+    const settings = this.#settings;
+    const identity: ModelIdentity =
+      settings.providerName !== undefined && settings.modelName !== undefined
+        ? { provider: settings.providerName, model: settings.modelName }
+        : modelIdentityOf(call.model);
+    return {
+      provider: settings.providerName ?? identity.provider,
+      model: settings.modelName ?? identity.model,
+      agent: settings.agentName ?? agentNameOfCurrentRun() ?? VALUE_UNKNOWN,
+      offeredTools: toolNamesOf(call.tools),
+    };
+  }
+
+  /** The instruments of the current meter provider; rebuilt when the global provider changes. */
+  #metricsTarget(): MetricsTarget | undefined {
+    const provider = this.#settings.meterProvider ?? metrics.getMeterProvider();
+    if (this.#metrics?.provider === provider) return this.#metrics;
+    const meter = provider.getMeter(INSTRUMENTATION_SCOPE_NAME, PACKAGE_VERSION);
+    const size = this.#settings.countOnceMemory;
+    this.#metrics = {
+      provider,
+      instruments: meter === NOOP_METER ? undefined : createInstruments(meter),
+      memory: size === undefined ? sharedCountOnceMemory(provider) : new CountOnceMemory(size),
+    };
+    return this.#metrics;
+  }
+
+  #currentTracer(): Tracer {
+    const provider = this.#settings.tracerProvider ?? trace.getTracerProvider();
+    if (this.#tracer?.provider !== provider) {
+      this.#tracer = {
+        provider,
+        tracer: provider.getTracer(INSTRUMENTATION_SCOPE_NAME, PACKAGE_VERSION),
+      };
+    }
+    return this.#tracer.tracer;
+  }
+}
+
+/** A model call's outcome: failed open if its last inspection failed, repaired if any repaired. */
+function outcomeOfCall(inspections: readonly Inspection[]): Outcome {
+  const last = inspections[inspections.length - 1];
+  if (last?.outcome === OUTCOME_VALUE_FAILED_OPEN) return OUTCOME_VALUE_FAILED_OPEN;
+  if (inspections.some((inspection) => inspection.outcome === OUTCOME_VALUE_REPAIRED)) {
+    return OUTCOME_VALUE_REPAIRED;
+  }
+  return inspections.some((inspection) => inspection.outcome === OUTCOME_VALUE_FAILED_OPEN)
+    ? OUTCOME_VALUE_FAILED_OPEN
+    : OUTCOME_VALUE_CLEAN;
+}
+
+function describeSpan(
+  span: Span,
+  call: ObservedModelCall,
+  inspection: Inspection,
+  labels: CallLabels,
+): void {
+  const { repairs } = inspection;
+  const attributes: Attributes = {
+    [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
+    [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+    [ATTR_GEN_AI_AGENT_NAME]: labels.agent,
+    [ATTR_MESSAGE_COUNT]: inspection.messageCount,
+    [ATTR_DANGLING_COUNT]: repairs.filter((repair) => repair.kind === "placeholder_inserted")
+      .length,
+    [ATTR_REPAIR_COUNT]: repairs.length,
+    [ATTR_TOOL_CALL_IDS]: [...new Set(repairs.map((repair) => repair.toolCallId))],
+    [ATTR_TOOL_NAMES]: [...new Set(repairs.map((repair) => repair.toolName))],
+    [ATTR_OUTCOME]: inspection.outcome,
+  };
+  if (call.threadId !== undefined) attributes[ATTR_GEN_AI_CONVERSATION_ID] = call.threadId;
+  span.setAttributes(attributes);
+  for (const repair of repairs) {
+    const event: Attributes = {
+      [ATTR_GEN_AI_TOOL_NAME]: repair.toolName,
+      [ATTR_GEN_AI_TOOL_CALL_ID]: repair.toolCallId,
+      [ATTR_REPAIR_KIND]: repair.kind,
+    };
+    if (repair.reason !== undefined) event[ATTR_REASON] = repair.reason;
+    const index = repair.outputIndex ?? repair.resultIndex ?? repair.callIndex;
+    if (index !== undefined) event[ATTR_MESSAGE_INDEX] = index;
+    span.addEvent(EVENT_REPAIR, event);
+  }
+  if (inspection.outcome === OUTCOME_VALUE_FAILED_OPEN) {
+    span.setAttribute(ATTR_ERROR_TYPE, errorTypeOf(inspection.error));
+    if (inspection.error instanceof Error) span.recordException(inspection.error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessageOf(inspection.error) });
+  }
+}
+
+/** The AI messages of what a model call returned: the message itself, or a command's update. */
+function aiMessagesOf(response: unknown): readonly unknown[] {
+  if (messageKindOf(response) === MessageKind.Ai) return [response];
+  const update = (response as { update?: { messages?: unknown } } | null | undefined)?.update;
+  const messages = update?.messages;
+  return Array.isArray(messages)
+    ? messages.filter((message) => messageKindOf(message) === MessageKind.Ai)
+    : [];
+}
+
+/** The name a metric records: the tool's, or `_OTHER` when the request does not offer it. */
+function metricToolName(labels: CallLabels, name: string | undefined): string {
+  return name !== undefined && labels.offeredTools.has(name) ? name : TOOL_NAME_VALUE_OTHER;
+}
+
+/** The names of the tools a request offers: LangChain tools and provider tool definitions. */
+function toolNamesOf(tools: readonly unknown[] | undefined): ReadonlySet<string> {
+  if (!Array.isArray(tools) || tools.length === 0) return NO_TOOLS;
+  let names = toolNameSets.get(tools);
+  if (names === undefined) {
+    const found = new Set<string>();
+    for (const tool of tools) {
+      const name = toolCallNameOf(tool);
+      if (name !== undefined) found.add(name);
+    }
+    names = found;
+    toolNameSets.set(tools, names);
+  }
+  return names;
+}
+
+/** The agent name `createAgent({ name })` puts in the run's metadata, if any. */
+function agentNameOfCurrentRun(): string | undefined {
+  const name = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.metadata?.lc_agent_name;
+  return typeof name === "string" && name.length > 0 ? name : undefined;
+}
+
+function countOnceKey(threadId: string | undefined, toolCallId: string): string {
+  return `${threadId ?? ""}\u0000${toolCallId}`;
+}
+
+function epochMillis(performanceMillis: number): number {
+  return performance.timeOrigin + performanceMillis;
+}
+
+function errorTypeOf(error: unknown): string {
+  if (error instanceof Error) return error.name || error.constructor.name || "Error";
+  return "_OTHER";
+}
+
+function errorMessageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

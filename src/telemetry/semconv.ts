@@ -1,0 +1,165 @@
+/**
+ * Every telemetry name the library emits: the meter and tracer, the instruments, the span, its
+ * event, attribute keys and their enumerated values. Dashboards, alert rules, the README tables and
+ * users' own queries depend on these names; change one only as a breaking change.
+ *
+ * The `gen_ai.*` and `error.type` keys are copied from the OpenTelemetry semantic conventions (the
+ * GenAI ones are still incubating there) so that nothing is imported from the incubating entry point
+ * at run time. A test checks each copy against the published package.
+ */
+
+/** Name of the meter and the tracer. */
+export const INSTRUMENTATION_SCOPE_NAME = "tool-call-resilience" as const;
+
+// --- Metrics ---------------------------------------------------------------------------------
+
+/**
+ * Counter `{call}`: every model call the middleware sees, by provider, model, agent and outcome.
+ * Prometheus: `tool_call_resilience_model_calls_total`.
+ */
+export const METRIC_MODEL_CALLS = "tool_call_resilience.model_calls" as const;
+
+/**
+ * Counter `{call}`: each tool call in a model response, once, when the model issues it; the
+ * denominator of the dangling rate. Prometheus: `tool_call_resilience_tool_calls_total`.
+ */
+export const METRIC_TOOL_CALLS = "tool_call_resilience.tool_calls" as const;
+
+/**
+ * Counter `{call}`: each tool call left without a result, once, the first time it is seen.
+ * Prometheus: `tool_call_resilience_dangling_tool_calls_total`.
+ */
+export const METRIC_DANGLING_TOOL_CALLS = "tool_call_resilience.dangling_tool_calls" as const;
+
+/**
+ * Counter `{repair}`: every repair applied to a request, again on each call while a thread is not
+ * persisted. Prometheus: `tool_call_resilience_repairs_total`.
+ */
+export const METRIC_REPAIRS = "tool_call_resilience.repairs" as const;
+
+/**
+ * Counter `{call}`: dangling calls per thread, once per call, only for threads that had one.
+ * Prometheus: `tool_call_resilience_thread_dangling_tool_calls_total`.
+ */
+export const METRIC_THREAD_DANGLING_TOOL_CALLS =
+  "tool_call_resilience.thread.dangling_tool_calls" as const;
+
+/**
+ * Histogram `s`: how long each inspection of a request took, repair included. Prometheus:
+ * `tool_call_resilience_repair_duration_bucket`, `_sum` and `_count`.
+ */
+export const METRIC_REPAIR_DURATION = "tool_call_resilience.repair.duration" as const;
+
+/** Unit of the call counters (UCUM annotation). */
+export const UNIT_CALL = "{call}" as const;
+/** Unit of the repair counter (UCUM annotation). */
+export const UNIT_REPAIR = "{repair}" as const;
+/** Unit of the duration histogram. */
+export const UNIT_SECONDS = "s" as const;
+
+/**
+ * Bucket boundaries of {@link METRIC_REPAIR_DURATION}, in seconds: 1 µs to 100 ms. An inspection
+ * of a clean history takes microseconds; the top buckets catch histories of many thousands of
+ * messages.
+ */
+export const REPAIR_DURATION_BUCKETS: readonly number[] = Object.freeze([
+  0.000001, 0.0000025, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+  0.005, 0.01, 0.025, 0.05, 0.1,
+]);
+
+// --- Spans and events ------------------------------------------------------------------------
+
+/** Span `INTERNAL`: one repair of a request (or every inspection, with `traceAllCalls`). */
+export const SPAN_REPAIR_TOOL_CALLS = "repair_tool_calls" as const;
+
+/** Span event: one per repair, with the tool, call id, kind, reason and message index. */
+export const EVENT_REPAIR = "tool_call_resilience.repair" as const;
+
+// --- Attributes copied from the semantic conventions -----------------------------------------
+
+/** The model provider, as a well-known `gen_ai.provider.name` value where one applies. */
+export const ATTR_GEN_AI_PROVIDER_NAME = "gen_ai.provider.name" as const;
+/** The model name of the request. */
+export const ATTR_GEN_AI_REQUEST_MODEL = "gen_ai.request.model" as const;
+/** The agent's name. */
+export const ATTR_GEN_AI_AGENT_NAME = "gen_ai.agent.name" as const;
+/** The conversation: the LangGraph thread id. */
+export const ATTR_GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id" as const;
+/** The tool's name; {@link TOOL_NAME_VALUE_OTHER} on metrics when the request does not offer it. */
+export const ATTR_GEN_AI_TOOL_NAME = "gen_ai.tool.name" as const;
+/** The tool call's id. */
+export const ATTR_GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id" as const;
+/** The class of error a fail-open span records, such as `TypeError`. */
+export const ATTR_ERROR_TYPE = "error.type" as const;
+
+// --- Attributes of this library ---------------------------------------------------------------
+
+/** What became of a model call: {@link OUTCOME_VALUE_CLEAN}, `_REPAIRED` or `_FAILED_OPEN`. */
+export const ATTR_OUTCOME = "tool_call_resilience.outcome" as const;
+/** Why a call dangles: {@link REASON_VALUE_INTERRUPTED} or {@link REASON_VALUE_INVALID_ARGUMENTS}. */
+export const ATTR_REASON = "tool_call_resilience.reason" as const;
+/** What a repair did: one of the `REPAIR_KIND_VALUE_*` values. */
+export const ATTR_REPAIR_KIND = "tool_call_resilience.repair.kind" as const;
+/** Span: how many messages the request held. */
+export const ATTR_MESSAGE_COUNT = "tool_call_resilience.message.count" as const;
+/** Span: how many calls in the request were left without a result. */
+export const ATTR_DANGLING_COUNT = "tool_call_resilience.dangling.count" as const;
+/** Span: how many repairs were applied. */
+export const ATTR_REPAIR_COUNT = "tool_call_resilience.repair.count" as const;
+/** Span: the ids of the calls repaired (string array). */
+export const ATTR_TOOL_CALL_IDS = "tool_call_resilience.tool_call.ids" as const;
+/** Span: the names of the tools whose calls were repaired (string array, each name once). */
+export const ATTR_TOOL_NAMES = "tool_call_resilience.tool.names" as const;
+/** Span event: the index, in the repaired messages, of the message the repair concerns. */
+export const ATTR_MESSAGE_INDEX = "tool_call_resilience.message.index" as const;
+
+// --- Attribute values -------------------------------------------------------------------------
+
+/** Outcome: the request needed no repair. */
+export const OUTCOME_VALUE_CLEAN = "clean" as const;
+/** Outcome: the request was repaired before the model saw it. */
+export const OUTCOME_VALUE_REPAIRED = "repaired" as const;
+/** Outcome: the repair itself failed, and the original request was passed on. */
+export const OUTCOME_VALUE_FAILED_OPEN = "failed_open" as const;
+
+/** Reason: the call's run stopped before its result was written. */
+export const REASON_VALUE_INTERRUPTED = "interrupted" as const;
+/** Reason: the call's arguments could not be parsed, so the tool never ran. */
+export const REASON_VALUE_INVALID_ARGUMENTS = "invalid_arguments" as const;
+
+/** Repair kind: a placeholder result was inserted for a dangling call. */
+export const REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED = "placeholder_inserted" as const;
+/** Repair kind: a result separated from its call was moved back. */
+export const REPAIR_KIND_VALUE_RESULT_MOVED = "result_moved" as const;
+/** Repair kind: a result answering no call was dropped. */
+export const REPAIR_KIND_VALUE_ORPHAN_DROPPED = "orphan_dropped" as const;
+/** Repair kind: a call without an id was given one. */
+export const REPAIR_KIND_VALUE_ID_ASSIGNED = "id_assigned" as const;
+
+/**
+ * Tool name recorded on metrics for a tool the request does not offer: a model can invent any
+ * name, and each would otherwise become a new series.
+ */
+export const TOOL_NAME_VALUE_OTHER = "_OTHER" as const;
+
+/** Provider, model or agent name that could not be found. */
+export const VALUE_UNKNOWN = "unknown" as const;
+
+/** Well-known `gen_ai.provider.name` values, copied from the semantic conventions. */
+export const GEN_AI_PROVIDER_NAME_VALUES = Object.freeze({
+  ANTHROPIC: "anthropic",
+  AWS_BEDROCK: "aws.bedrock",
+  AZURE_AI_INFERENCE: "azure.ai.inference",
+  AZURE_AI_OPENAI: "azure.ai.openai",
+  COHERE: "cohere",
+  DEEPSEEK: "deepseek",
+  GCP_GEMINI: "gcp.gemini",
+  GCP_GEN_AI: "gcp.gen_ai",
+  GCP_VERTEX_AI: "gcp.vertex_ai",
+  GROQ: "groq",
+  IBM_WATSONX_AI: "ibm.watsonx.ai",
+  MISTRAL_AI: "mistral_ai",
+  OPENAI: "openai",
+  PERPLEXITY: "perplexity",
+  X_AI: "x_ai",
+} as const);

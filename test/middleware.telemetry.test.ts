@@ -1,0 +1,515 @@
+/**
+ * What the middleware reports through OpenTelemetry, with its hook driven directly: every model
+ * call and its outcome, tool calls as the models issue them, each dangling call once, every
+ * repair, one span per repair, and nothing that can break the model call.
+ */
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import { metrics, trace } from "@opentelemetry/api";
+import type { MeterProvider } from "@opentelemetry/sdk-metrics";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import {
+  ATTR_DANGLING_COUNT,
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_MESSAGE_COUNT,
+  ATTR_MESSAGE_INDEX,
+  ATTR_OUTCOME,
+  ATTR_REASON,
+  ATTR_REPAIR_COUNT,
+  ATTR_REPAIR_KIND,
+  ATTR_TOOL_CALL_IDS,
+  ATTR_TOOL_NAMES,
+  type DanglingToolCallMiddlewareOptions,
+  danglingToolCallMiddleware,
+  EVENT_REPAIR,
+  INSTRUMENTATION_SCOPE_NAME,
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
+  METRIC_REPAIR_DURATION,
+  METRIC_REPAIRS,
+  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_TOOL_CALLS,
+  PACKAGE_VERSION,
+  SPAN_REPAIR_TOOL_CALLS,
+  ToolCallResilienceOptionsError,
+} from "../src/index.js";
+import { aiCalls, human, toolResult } from "./helpers/history.js";
+import { metricsHarness, tracingHarness } from "./helpers/telemetry.js";
+
+interface FakeRequest {
+  messages: BaseMessage[];
+  runtime: { context?: unknown; configurable?: { thread_id?: string } };
+  state: { messages: BaseMessage[] };
+  model: unknown;
+  tools: unknown[];
+}
+
+type Handler = (request: FakeRequest) => unknown;
+
+const SEARCH = { name: "search", description: "Searches.", schema: {} };
+const WEATHER = { type: "function", function: { name: "weather", parameters: {} } };
+const GPT = { model: "gpt-4.1", getLsParams: () => ({ ls_provider: "openai" }) };
+
+function requestOn(
+  threadId: string | undefined,
+  messages: BaseMessage[],
+  overrides: Partial<FakeRequest> = {},
+): FakeRequest {
+  const configurable = threadId === undefined ? {} : { thread_id: threadId };
+  return {
+    messages,
+    runtime: { configurable },
+    state: { messages },
+    model: GPT,
+    tools: [SEARCH, WEATHER],
+    ...overrides,
+  };
+}
+
+/** A thread where call_1 (search) was left without a result, then the user wrote again. */
+const danglingThread = () => [human("find it"), aiCalls(["call_1", "search"]), human("go on")];
+
+const answer = () => new AIMessage("fine");
+
+/** A middleware reporting to fresh in-memory metrics and spans, and its hook. */
+function instrumented(options: DanglingToolCallMiddlewareOptions = {}) {
+  const metricsHarnessed = metricsHarness();
+  const tracing = tracingHarness();
+  const middleware = danglingToolCallMiddleware({
+    logger: false,
+    meterProvider: metricsHarnessed.meterProvider,
+    tracerProvider: tracing.tracerProvider,
+    ...options,
+  });
+  const hook = middleware.wrapModelCall as unknown as (
+    request: FakeRequest,
+    handler: Handler,
+  ) => unknown;
+  return {
+    metrics: metricsHarnessed,
+    tracing,
+    call: (request: FakeRequest, handler: Handler = answer) => hook(request, handler),
+  };
+}
+
+describe("model calls", () => {
+  it("counts a clean call as clean, times it, and creates no span", async () => {
+    const { metrics, tracing, call } = instrumented();
+    call(requestOn("t1", [human("hi")]));
+    expect(await metrics.points(METRIC_MODEL_CALLS)).toEqual([
+      {
+        attributes: {
+          [ATTR_GEN_AI_PROVIDER_NAME]: "openai",
+          [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          [ATTR_GEN_AI_AGENT_NAME]: "unknown",
+          [ATTR_OUTCOME]: "clean",
+        },
+        value: 1,
+      },
+    ]);
+    const [duration] = await metrics.points(METRIC_REPAIR_DURATION);
+    expect(duration?.attributes).toEqual({ [ATTR_OUTCOME]: "clean" });
+    expect(duration?.value).toMatchObject({ count: 1 });
+    expect(tracing.spans(SPAN_REPAIR_TOOL_CALLS)).toEqual([]);
+  });
+
+  it("counts a repaired call as repaired, with every repair by kind", async () => {
+    const { metrics, call } = instrumented();
+    const messages = [
+      human("go"),
+      aiCalls(["call_1", "search"]),
+      human("interjection"),
+      toolResult("call_1"),
+      toolResult("call_ghost"),
+    ];
+    call(requestOn("t1", messages));
+    expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "repaired" })).toBe(1);
+    const repairs = await metrics.points(METRIC_REPAIRS);
+    expect(
+      repairs.map((point) => [point.attributes[ATTR_REPAIR_KIND], point.value]).sort(),
+    ).toEqual([
+      ["orphan_dropped", 1],
+      ["result_moved", 1],
+    ]);
+    expect(repairs[0]?.attributes).toMatchObject({
+      [ATTR_GEN_AI_PROVIDER_NAME]: "openai",
+      [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+    });
+    expect(await metrics.points(METRIC_DANGLING_TOOL_CALLS)).toEqual([]);
+  });
+
+  it("records the provider, model and agent names given as options", async () => {
+    const { metrics, call } = instrumented({
+      providerName: "aws.bedrock",
+      modelName: "claude-on-bedrock",
+      agentName: "support",
+    });
+    call(requestOn("t1", [human("hi")]));
+    const [point] = await metrics.points(METRIC_MODEL_CALLS);
+    expect(point?.attributes).toMatchObject({
+      [ATTR_GEN_AI_PROVIDER_NAME]: "aws.bedrock",
+      [ATTR_GEN_AI_REQUEST_MODEL]: "claude-on-bedrock",
+      [ATTR_GEN_AI_AGENT_NAME]: "support",
+    });
+  });
+
+  it("declares its instruments with units, descriptions and the package's scope", async () => {
+    const { metrics, call } = instrumented();
+    call(requestOn("t1", danglingThread()), () => aiCalls(["call_2", "search"]));
+    const expected = [
+      [METRIC_MODEL_CALLS, "{call}"],
+      [METRIC_TOOL_CALLS, "{call}"],
+      [METRIC_DANGLING_TOOL_CALLS, "{call}"],
+      [METRIC_REPAIRS, "{repair}"],
+      [METRIC_THREAD_DANGLING_TOOL_CALLS, "{call}"],
+      [METRIC_REPAIR_DURATION, "s"],
+    ];
+    for (const [name, unit] of expected) {
+      const descriptor = await metrics.descriptor(name as string);
+      expect(descriptor, name).toMatchObject({
+        unit,
+        scope: { name: INSTRUMENTATION_SCOPE_NAME, version: PACKAGE_VERSION },
+      });
+      expect(descriptor?.description.length, name).toBeGreaterThan(10);
+    }
+  });
+});
+
+describe("tool calls issued", () => {
+  it("counts each call of a response once, by tool, whether the handler is sync or async", async () => {
+    const { metrics, call } = instrumented();
+    const response = aiCalls(["call_1", "search"], ["call_2", "weather"], ["call_3", "search"]);
+    expect(call(requestOn("t1", [human("go")]), () => response)).toBe(response);
+    await expect(
+      call(requestOn("t2", [human("go")]), async () => aiCalls(["call_4", "weather"])),
+    ).resolves.toBeInstanceOf(AIMessage);
+    expect(await metrics.sum(METRIC_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: "search" })).toBe(2);
+    expect(await metrics.sum(METRIC_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: "weather" })).toBe(2);
+  });
+
+  it("records a tool the request does not offer as _OTHER", async () => {
+    const { metrics, call } = instrumented();
+    call(requestOn("t1", [human("go")]), () => aiCalls(["call_1", "hallucinated_tool"]));
+    expect(await metrics.points(METRIC_TOOL_CALLS)).toEqual([
+      {
+        attributes: {
+          [ATTR_GEN_AI_PROVIDER_NAME]: "openai",
+          [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          [ATTR_GEN_AI_TOOL_NAME]: "_OTHER",
+        },
+        value: 1,
+      },
+    ]);
+  });
+
+  it("counts nothing, and lets the error through unchanged, when the model call fails", async () => {
+    const { metrics, call } = instrumented();
+    const failure = new Error("provider refused");
+    await expect(
+      call(requestOn("t1", [human("go")]), async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(await metrics.points(METRIC_TOOL_CALLS)).toEqual([]);
+    expect(await metrics.sum(METRIC_MODEL_CALLS)).toBe(1);
+  });
+});
+
+describe("dangling calls", () => {
+  it("counts a dangling call once although every later call of its thread repairs it", async () => {
+    const { metrics, call } = instrumented();
+    for (let turn = 0; turn < 3; turn++) call(requestOn("t1", danglingThread()));
+    expect(await metrics.points(METRIC_DANGLING_TOOL_CALLS)).toEqual([
+      {
+        attributes: {
+          [ATTR_GEN_AI_PROVIDER_NAME]: "openai",
+          [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          [ATTR_GEN_AI_TOOL_NAME]: "search",
+          [ATTR_REASON]: "interrupted",
+        },
+        value: 1,
+      },
+    ]);
+    expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "placeholder_inserted" })).toBe(
+      3,
+    );
+    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toEqual([
+      {
+        attributes: { [ATTR_GEN_AI_CONVERSATION_ID]: "t1", [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1" },
+        value: 1,
+      },
+    ]);
+  });
+
+  it("counts the same call id once in each thread", async () => {
+    const { metrics, call } = instrumented();
+    call(requestOn("t1", danglingThread()));
+    call(requestOn("t2", danglingThread()));
+    call(requestOn("t1", danglingThread()));
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
+    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toHaveLength(2);
+  });
+
+  it("counts a call again once its memory has forgotten it (countOnceMemory)", async () => {
+    const { metrics, call } = instrumented({ countOnceMemory: 1 });
+    call(requestOn("t1", danglingThread()));
+    call(requestOn("t2", danglingThread())); // forgets t1's call
+    call(requestOn("t2", danglingThread()));
+    call(requestOn("t1", danglingThread()));
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(3);
+  });
+
+  it("counts every sighting with countOnceMemory: 0", async () => {
+    const { metrics, call } = instrumented({ countOnceMemory: 0 });
+    for (let turn = 0; turn < 3; turn++) call(requestOn("t1", danglingThread()));
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(3);
+  });
+
+  it("records the invalid_arguments reason of a call whose arguments could not be parsed", async () => {
+    const { metrics, call } = instrumented();
+    const truncated = new AIMessage({
+      content: "",
+      additional_kwargs: {
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "search", arguments: '{"q' } },
+        ],
+      },
+    });
+    call(requestOn("t1", [human("go"), truncated, human("and?")]));
+    const [point] = await metrics.points(METRIC_DANGLING_TOOL_CALLS);
+    expect(point?.attributes).toMatchObject({
+      [ATTR_GEN_AI_TOOL_NAME]: "search",
+      [ATTR_REASON]: "invalid_arguments",
+    });
+  });
+
+  it("records a dangling call of a tool the request no longer offers as _OTHER", async () => {
+    const { metrics, call } = instrumented();
+    call(requestOn("t1", danglingThread(), { tools: [WEATHER] }));
+    const [point] = await metrics.points(METRIC_DANGLING_TOOL_CALLS);
+    expect(point?.attributes[ATTR_GEN_AI_TOOL_NAME]).toBe("_OTHER");
+  });
+
+  it("records no per-thread series with threadMetrics: false, and still counts the call", async () => {
+    const { metrics, call } = instrumented({ threadMetrics: false });
+    call(requestOn("t1", danglingThread()));
+    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toEqual([]);
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
+  });
+
+  it("records no per-thread series for a run without a thread id", async () => {
+    const { metrics, call } = instrumented();
+    call(requestOn(undefined, danglingThread()));
+    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toEqual([]);
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
+  });
+});
+
+describe("spans", () => {
+  it("creates one repair_tool_calls span per repaired call, with an event per repair", async () => {
+    const { tracing, call } = instrumented();
+    const messages = [
+      human("go"),
+      aiCalls(["call_1", "search"], ["call_2", "weather"]),
+      toolResult("call_2", "sunny", "weather"),
+      human("and?"),
+    ];
+    call(requestOn("t1", messages));
+    const [span, ...others] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+    expect(others).toEqual([]);
+    expect(span?.kind).toBe(0); // SpanKind.INTERNAL
+    expect(span?.attributes).toMatchObject({
+      [ATTR_GEN_AI_PROVIDER_NAME]: "openai",
+      [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+      [ATTR_GEN_AI_AGENT_NAME]: "unknown",
+      [ATTR_GEN_AI_CONVERSATION_ID]: "t1",
+      [ATTR_MESSAGE_COUNT]: 4,
+      [ATTR_DANGLING_COUNT]: 1,
+      [ATTR_REPAIR_COUNT]: 1,
+      [ATTR_TOOL_CALL_IDS]: ["call_1"],
+      [ATTR_TOOL_NAMES]: ["search"],
+    });
+    expect(span?.events.map((event) => [event.name, event.attributes])).toEqual([
+      [
+        EVENT_REPAIR,
+        {
+          [ATTR_GEN_AI_TOOL_NAME]: "search",
+          [ATTR_GEN_AI_TOOL_CALL_ID]: "call_1",
+          [ATTR_REPAIR_KIND]: "placeholder_inserted",
+          [ATTR_REASON]: "interrupted",
+          [ATTR_MESSAGE_INDEX]: 2,
+        },
+      ],
+    ]);
+    expect(span?.instrumentationScope).toMatchObject({
+      name: INSTRUMENTATION_SCOPE_NAME,
+      version: PACKAGE_VERSION,
+    });
+  });
+
+  it("is a child of the active span", async () => {
+    const { tracing, call } = instrumented();
+    const { AsyncLocalStorageContextManager } = await import("@opentelemetry/context-async-hooks");
+    const { context } = await import("@opentelemetry/api");
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      const parent = tracing.tracerProvider.getTracer("app").startSpan("handle request");
+      context.with(trace.setSpan(context.active(), parent), () =>
+        call(requestOn("t1", danglingThread())),
+      );
+      parent.end();
+      const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+      expect(span?.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+      expect(span?.spanContext().traceId).toBe(parent.spanContext().traceId);
+    } finally {
+      context.disable();
+    }
+  });
+
+  it("traces clean calls too with traceAllCalls", async () => {
+    const { tracing, call } = instrumented({ traceAllCalls: true });
+    call(requestOn("t1", [human("hi")]));
+    const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+    expect(span?.attributes).toMatchObject({ [ATTR_REPAIR_COUNT]: 0, [ATTR_OUTCOME]: "clean" });
+  });
+
+  it("marks the span as an error with error.type when the repair fails open", async () => {
+    const { metrics, tracing, call } = instrumented();
+    const corrupt = new Proxy(aiCalls("call_9"), {
+      get(target, property, receiver) {
+        if (property === "tool_calls") throw new TypeError("corrupt message");
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const request = requestOn("t1", [human("go"), corrupt]);
+    const handler = vi.fn<Handler>(answer);
+    call(request, handler);
+    expect(handler.mock.calls[0]?.[0]).toBe(request);
+    const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+    expect(span?.status).toEqual({ code: 2, message: "corrupt message" }); // SpanStatusCode.ERROR
+    expect(span?.attributes[ATTR_ERROR_TYPE]).toBe("TypeError");
+    expect(span?.events.some((event) => event.name === "exception")).toBe(true);
+    expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "failed_open" })).toBe(1);
+  });
+});
+
+describe("fail-open telemetry", () => {
+  const throwing = () => {
+    throw new Error("telemetry backend down");
+  };
+
+  it("goes on with the repaired request when the meter provider throws, and logs once", () => {
+    const error = vi.fn();
+    const middleware = danglingToolCallMiddleware({
+      logger: { warn: vi.fn(), error },
+      meterProvider: { getMeter: throwing } as unknown as MeterProvider,
+    });
+    const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+    const handler = vi.fn<Handler>(answer);
+    for (let turn = 0; turn < 3; turn++) hook(requestOn("t1", danglingThread()), handler);
+    expect(handler).toHaveBeenCalledTimes(3);
+    expect(handler.mock.calls[0]?.[0]?.messages).toHaveLength(4);
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(error.mock.calls[0]?.[0]).toMatch(/OpenTelemetry metrics failed/);
+  });
+
+  it("goes on when every instrument throws", async () => {
+    const error = vi.fn();
+    const instrument = { add: throwing, record: throwing };
+    const meter = { createCounter: () => instrument, createHistogram: () => instrument };
+    const middleware = danglingToolCallMiddleware({
+      logger: { warn: vi.fn(), error },
+      meterProvider: { getMeter: () => meter } as unknown as MeterProvider,
+    });
+    const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+    const response = aiCalls(["call_2", "search"]);
+    await expect(hook(requestOn("t1", danglingThread()), async () => response)).resolves.toBe(
+      response,
+    );
+    expect(error).toHaveBeenCalledTimes(1);
+  });
+
+  it("goes on when the tracer throws, or its spans do", () => {
+    for (const tracerProvider of [
+      { getTracer: throwing },
+      { getTracer: () => ({ startSpan: throwing }) },
+      {
+        getTracer: () => ({
+          startSpan: () => ({ isRecording: () => true, setAttributes: throwing, end: throwing }),
+        }),
+      },
+    ]) {
+      const error = vi.fn();
+      const middleware = danglingToolCallMiddleware({
+        logger: { warn: vi.fn(), error },
+        tracerProvider: tracerProvider as never,
+      });
+      const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+      const handler = vi.fn<Handler>(answer);
+      hook(requestOn("t1", danglingThread()), handler);
+      hook(requestOn("t1", danglingThread()), handler);
+      expect(handler).toHaveBeenCalledTimes(2);
+      expect(handler.mock.calls[1]?.[0]?.messages).toHaveLength(4);
+      expect(error).toHaveBeenCalledTimes(1);
+      expect(error.mock.calls[0]?.[0]).toMatch(/OpenTelemetry tracing failed/);
+    }
+  });
+});
+
+describe("with no SDK registered", () => {
+  afterEach(() => {
+    metrics.disable();
+  });
+
+  it("never reads the model's or the tools' names: nothing is computed for telemetry", () => {
+    const middleware = danglingToolCallMiddleware({ logger: false });
+    const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+    const modelName = vi.fn(() => "gpt-4.1");
+    const toolName = vi.fn(() => "search");
+    const model = Object.defineProperty({}, "model", { get: modelName });
+    const tools = [Object.defineProperty({}, "name", { get: toolName })];
+    hook(requestOn("t1", [human("hi")], { model, tools }), () => aiCalls(["call_7", "search"]));
+    hook(requestOn("t1", danglingThread(), { model, tools }), () => aiCalls(["call_8", "search"]));
+    expect(modelName).not.toHaveBeenCalled();
+    expect(toolName).not.toHaveBeenCalled();
+  });
+
+  it("starts recording when an SDK is registered after the agent was built", async () => {
+    const middleware = danglingToolCallMiddleware({ logger: false });
+    const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+    hook(requestOn("t1", [human("before")]), answer);
+    const harness = metricsHarness();
+    metrics.setGlobalMeterProvider(harness.meterProvider);
+    hook(requestOn("t1", [human("after")]), answer);
+    expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(1);
+  });
+});
+
+describe("options", () => {
+  it.each([
+    [{ meterProvider: {} }, "meterProvider"],
+    [{ tracerProvider: { getMeter() {} } }, "tracerProvider"],
+    [{ threadMetrics: "no" }, "threadMetrics"],
+    [{ traceAllCalls: 1 }, "traceAllCalls"],
+    [{ countOnceMemory: -1 }, "countOnceMemory"],
+    [{ countOnceMemory: 1.5 }, "countOnceMemory"],
+    [{ providerName: "" }, "providerName"],
+    [{ modelName: 42 }, "modelName"],
+    [{ agentName: "" }, "agentName"],
+  ])("rejects %j, naming %s", (options, path) => {
+    let thrown: unknown;
+    try {
+      danglingToolCallMiddleware(options as DanglingToolCallMiddlewareOptions);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ToolCallResilienceOptionsError);
+    expect((thrown as ToolCallResilienceOptionsError).problems.map((p) => p.path)).toEqual([path]);
+  });
+});

@@ -178,6 +178,9 @@ const middlewareOptionsSchema = z.strictObject({
   agentName: nameSchema("agent name").optional(),
 });
 
+/** The option names, for checks that the docs list every one; not part of the public surface. */
+export const middlewareOptionNames: readonly string[] = Object.keys(middlewareOptionsSchema.shape);
+
 function nameSchema(what: string) {
   return z.string({ error: `expected the ${what} as a non-empty string` }).min(1, {
     error: `expected the ${what} as a non-empty string`,

@@ -4,13 +4,18 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { PLACEHOLDER_CATALOG } from "../src/index.js";
+import { freePort } from "./helpers/prometheus.js";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("..", import.meta.url));
 const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
 
-async function runExample(name: string): Promise<string> {
-  const { stdout } = await run(tsx, [`examples/${name}`], { cwd: root, timeout: 60_000 });
+async function runExample(name: string, env: Record<string, string> = {}): Promise<string> {
+  const { stdout } = await run(tsx, [`examples/${name}`], {
+    cwd: root,
+    timeout: 60_000,
+    env: { ...process.env, ...env },
+  });
   return stdout;
 }
 
@@ -40,5 +45,15 @@ describe("examples", () => {
     expect(output).toContain(PLACEHOLDER_CATALOG["zh-TW"].interrupted);
     expect(output).toContain(PLACEHOLDER_CATALOG["pt-BR"].interrupted);
     expect(output).toMatch(/sw-KE\s+\[Tool call was interrupted and did not return a result\.\]/);
+  });
+
+  it("telemetry.ts serves the dangling calls to Prometheus, each counted once", async () => {
+    const output = await runExample("telemetry.ts", { METRICS_PORT: String(await freePort()) });
+    expect(output).toMatch(
+      /tool_call_resilience_dangling_tool_calls_total\{[^}]*gen_ai_tool_name="deploy"[^}]*\} 2\n/,
+    );
+    expect(output).toMatch(/tool_call_resilience_repairs_total\{[^}]*placeholder_inserted"\} 4\n/);
+    expect(output).toMatch(/gen_ai_conversation_id="thread-a"[^}]*\} 1\n/);
+    expect(output).toContain("Dangling rate: 2 of 3 tool calls left without a result.");
   });
 });

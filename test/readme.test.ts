@@ -2,12 +2,17 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { repairOptionsShape } from "../src/core/policy.js";
-import { PLACEHOLDER_CATALOG, PLACEHOLDER_REASONS } from "../src/index.js";
+import { genAiProviderName, PLACEHOLDER_CATALOG, PLACEHOLDER_REASONS } from "../src/index.js";
+import { middlewareOptionNames } from "../src/middleware.js";
+import { startTelemetryOptionNames } from "../src/setup/start.js";
+import * as semconv from "../src/telemetry/semconv.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 
 function tableRowsAfter(heading: string): string[] {
-  const section = readme.slice(readme.indexOf(heading));
+  const start = readme.indexOf(heading);
+  if (start === -1) throw new Error(`the README has no "${heading}"`);
+  const section = readme.slice(start);
   const table = section.slice(section.indexOf("\n|"));
   const rows = table.split("\n").slice(1);
   const end = rows.findIndex((row) => !row.startsWith("|"));
@@ -25,9 +30,55 @@ describe("README", () => {
   });
 
   it("lists every option, and only those, in the options table", () => {
-    const documented = tableRowsAfter("## Options").map((row) => /^\| `(\w+)`/.exec(row)?.[1]);
-    const options = [...Object.keys(repairOptionsShape), "logger", "persist"];
-    expect(documented.sort()).toEqual(options.sort());
+    const documented = firstColumn(tableRowsAfter("## Options"));
+    expect([...documented].sort()).toEqual([...middlewareOptionNames].sort());
+    // The engine's options come first, as the text before the table says.
+    expect(documented.slice(0, 6).sort()).toEqual(Object.keys(repairOptionsShape).sort());
+  });
+
+  it("lists every startTelemetry option, and only those", () => {
+    const documented = firstColumn(tableRowsAfter("### Starting OpenTelemetry"));
+    expect(documented.sort()).toEqual([...startTelemetryOptionNames].sort());
+  });
+
+  it("names every telemetry constant the code has", () => {
+    const values = Object.values(semconv).flatMap((value) =>
+      typeof value === "string" ? [value] : Array.isArray(value) ? [] : Object.values(value),
+    );
+    const missing = values.filter((value) => !readme.includes(`\`${value}\``));
+    expect(missing).toEqual([]);
+  });
+
+  it("lists exactly the metrics the code emits, with their Prometheus names", () => {
+    const rows = tableRowsAfter("### Metrics").map(cellsOf);
+    const metricNames = Object.entries(semconv)
+      .filter(([name]) => name.startsWith("METRIC_"))
+      .map(([, value]) => value);
+    expect(rows.map((cells) => unquote(cells[0]))).toEqual(metricNames);
+    for (const cells of rows) {
+      const name = unquote(cells[0]).replaceAll(".", "_");
+      const exposed = cells[1]?.startsWith("Counter") ? `${name}_total` : `${name}_bucket`;
+      expect(cells[4]).toContain(`\`${exposed}\``);
+    }
+  });
+
+  it("lists exactly the attributes the code sets", () => {
+    const documented = firstColumn(tableRowsAfter("### Attributes"));
+    const attributes = Object.entries(semconv)
+      .filter(([name]) => name.startsWith("ATTR_"))
+      .map(([, value]) => value);
+    expect(documented.sort()).toEqual(attributes.sort());
+  });
+
+  it("maps each LangChain provider id in the table to the value the code records", () => {
+    const rows = tableRowsAfter("| LangChain | `gen_ai.provider.name` |").map(cellsOf);
+    expect(rows.length).toBeGreaterThan(10);
+    for (const cells of rows) {
+      const expected = unquote(cells[1]);
+      expect(Object.values(semconv.GEN_AI_PROVIDER_NAME_VALUES)).toContain(expected);
+      for (const id of (cells[0] ?? "").split(", "))
+        expect(genAiProviderName(unquote(id))).toBe(expected);
+    }
   });
 
   it("prints the catalog exactly as the code has it", () => {
@@ -39,3 +90,18 @@ describe("README", () => {
     expect(rows).toEqual(catalog);
   });
 });
+
+function cellsOf(row: string): string[] {
+  return row
+    .slice(1, -1)
+    .split(" | ")
+    .map((cell) => cell.trim());
+}
+
+function firstColumn(rows: string[]): string[] {
+  return rows.map((row) => unquote(cellsOf(row)[0]));
+}
+
+function unquote(cell: string | undefined): string {
+  return /^`([^`]+)`$/.exec(cell ?? "")?.[1] ?? `not a code cell: ${cell}`;
+}

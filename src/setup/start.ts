@@ -111,6 +111,9 @@ const optionsSchema = z.strictObject({
     .default([]),
 });
 
+/** The option names, for checks that the docs list every one; not part of the public surface. */
+export const startTelemetryOptionNames: readonly string[] = Object.keys(optionsSchema.shape);
+
 /**
  * Starts the OpenTelemetry Node SDK with a Prometheus endpoint and {@link recommendedViews}, for
  * an application that has no OpenTelemetry set up yet. It resolves once the endpoint listens.

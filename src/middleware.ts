@@ -512,7 +512,10 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
         result === undefined || result.messages === request.messages
           ? request
           : { ...request, messages: result.messages };
-      return countResponse(repairer.telemetry, call, handler(repaired));
+      const response = handler(repaired);
+      return repairer.telemetry.isRecordingMetrics()
+        ? countResponse(repairer.telemetry, call, response)
+        : response;
     },
   });
 }

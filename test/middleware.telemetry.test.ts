@@ -480,6 +480,13 @@ describe("with no SDK registered", () => {
     expect(toolName).not.toHaveBeenCalled();
   });
 
+  it("hands the handler's own promise back, without waiting on it", () => {
+    const middleware = danglingToolCallMiddleware({ logger: false });
+    const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+    const response = Promise.resolve(aiCalls(["call_7", "search"]));
+    expect(hook(requestOn("t1", [human("hi")]), () => response)).toBe(response);
+  });
+
   it("starts recording when an SDK is registered after the agent was built", async () => {
     const middleware = danglingToolCallMiddleware({ logger: false });
     const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;

@@ -166,6 +166,19 @@ export class RepairTelemetry {
     }
   }
 
+  /**
+   * Whether metrics are being recorded: `false` with the no-op meter provider (no SDK), so the
+   * caller can skip even waiting for the response. Never throws.
+   */
+  isRecordingMetrics(): boolean {
+    try {
+      return this.#metricsTarget()?.instruments !== undefined;
+    } catch (error) {
+      this.#settings.onFailure(error, "metrics");
+      return false;
+    }
+  }
+
   /** Counts the tool calls of a model response: the denominator of the dangling rate. */
   recordResponse(call: ObservedModelCall, response: unknown): void {
     try {

@@ -443,37 +443,15 @@ function telemetryFailureLogger(logger: RepairLogger) {
 export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOptions = {}) {
   const parsed = middlewareOptionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, MIDDLEWARE_NAME);
-  const {
-    logger: loggerOption,
-    persist,
-    locale,
-    meterProvider,
-    tracerProvider,
-    threadMetrics,
-    traceAllCalls,
-    countOnceMemory,
-    providerName,
-    modelName,
-    agentName,
-    ...policyOptions
-  } = parsed.data;
+  // The policy and the telemetry each read their own fields of the validated options.
+  const { logger: loggerOption, persist, locale, ...settings } = parsed.data;
   const logger = loggerOption === false ? SILENT : (loggerOption ?? console);
   const repairer: Repairer = {
-    policy: policyFrom({
-      ...policyOptions,
-      locale: typeof locale === "string" ? locale : undefined,
-    }),
+    policy: policyFrom({ ...settings, locale: typeof locale === "string" ? locale : undefined }),
     logger,
     locale,
     telemetry: new RepairTelemetry({
-      meterProvider,
-      tracerProvider,
-      threadMetrics,
-      traceAllCalls,
-      countOnceMemory,
-      providerName,
-      modelName,
-      agentName,
+      ...settings,
       onFailure: telemetryFailureLogger(logger),
     }),
   };

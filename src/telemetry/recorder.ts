@@ -86,15 +86,15 @@ export type TelemetryPart = "metrics" | "tracing";
 
 /** How the telemetry is set up; validated options of the middleware. */
 export interface TelemetrySettings {
-  readonly meterProvider: MeterProvider | undefined;
-  readonly tracerProvider: TracerProvider | undefined;
+  readonly meterProvider?: MeterProvider;
+  readonly tracerProvider?: TracerProvider;
   readonly threadMetrics: boolean;
   readonly traceAllCalls: boolean;
   /** Own memory of this size; `undefined` shares the default one of the meter provider. */
-  readonly countOnceMemory: number | undefined;
-  readonly providerName: string | undefined;
-  readonly modelName: string | undefined;
-  readonly agentName: string | undefined;
+  readonly countOnceMemory?: number;
+  readonly providerName?: string;
+  readonly modelName?: string;
+  readonly agentName?: string;
   readonly onFailure: (error: unknown, part: TelemetryPart) => void;
 }
 

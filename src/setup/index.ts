@@ -3,8 +3,8 @@
  * application, with a Prometheus endpoint and the views we recommend. The middleware itself never
  * needs it; it uses `@opentelemetry/api` only.
  *
- * Needs the optional peer dependencies `@opentelemetry/sdk-node`,
- * `@opentelemetry/exporter-prometheus` and `@opentelemetry/api-logs`.
+ * Needs the optional peer dependencies `@opentelemetry/sdk-node` and
+ * `@opentelemetry/exporter-prometheus`.
  *
  * @example
  * ```ts

@@ -11,7 +11,6 @@ import {
   ROOT_CONTEXT,
   trace,
 } from "@opentelemetry/api";
-import { logs } from "@opentelemetry/api-logs";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { NodeSDK, type tracing } from "@opentelemetry/sdk-node";
 import { z } from "zod/v4";
@@ -120,8 +119,8 @@ export const startTelemetryOptionNames: readonly string[] = Object.keys(optionsS
  * Only metrics are exported unless span processors are given; no propagator, no instrumentation
  * and no log exporter are set up.
  *
- * Needs the optional peer dependencies `@opentelemetry/sdk-node`,
- * `@opentelemetry/exporter-prometheus` and `@opentelemetry/api-logs`. Honors `OTEL_SDK_DISABLED`.
+ * Needs the optional peer dependencies `@opentelemetry/sdk-node` and
+ * `@opentelemetry/exporter-prometheus`. Honors `OTEL_SDK_DISABLED`.
  *
  * @param options.host - interface to listen on (default `"127.0.0.1"`)
  * @param options.port - port to listen on (default `9464`)
@@ -164,11 +163,7 @@ export async function startTelemetry(
   }
   const tracing = spanProcessors.length > 0;
   const taken = registeredGlobals(tracing);
-  if (taken.length > 0) {
-    throw new ToolCallResilienceSetupError(
-      `startTelemetry() sets up OpenTelemetry for an application that has none, but this process already registered a global ${taken.join(", ")}. Shut that SDK down first, or add recommendedViews() and a PrometheusExporter to it instead.`,
-    );
-  }
+  if (taken.length > 0) throw alreadyRegistered(taken);
 
   const exporter = new PrometheusExporter({ host, port, endpoint, preventServerStart: true });
   try {
@@ -181,17 +176,23 @@ export async function startTelemetry(
     );
   }
 
+  // Checked again with no await before the registration: a concurrent call may have registered
+  // while this one's endpoint was starting.
+  const takenMeanwhile = registeredGlobals(tracing);
+  if (takenMeanwhile.length > 0) {
+    await exporter.stopServer();
+    throw alreadyRegistered(takenMeanwhile);
+  }
   const sdk = new NodeSDK({
     serviceName,
     metricReaders: [exporter],
     views: [...(views ?? recommendedViews())],
     spanProcessors: [...spanProcessors],
-    logRecordProcessors: [],
     // null: register no context manager and no propagator that this handle would then own.
     contextManager: tracing ? undefined : null,
     textMapPropagator: null,
   } as ConstructorParameters<typeof NodeSDK>[0]);
-  sdk.start();
+  startWithoutLogs(sdk);
 
   let stopped: Promise<void> | undefined;
   return {
@@ -204,7 +205,6 @@ export async function startTelemetry(
           await exporter.stopServer();
         } finally {
           metrics.disable();
-          logs.disable();
           if (tracing) {
             trace.disable();
             context.disable();
@@ -214,6 +214,30 @@ export async function startTelemetry(
       return stopped;
     },
   };
+}
+
+function alreadyRegistered(taken: readonly string[]): ToolCallResilienceSetupError {
+  return new ToolCallResilienceSetupError(
+    `startTelemetry() sets up OpenTelemetry for an application that has none, but this process already registered a global ${taken.join(", ")}. Shut that SDK down first, or add recommendedViews() and a PrometheusExporter to it instead.`,
+  );
+}
+
+/**
+ * Starts the SDK without a logger provider. NodeSDK always sets one up, from `OTEL_LOGS_EXPORTER`
+ * when no log processors are given; `none` is its documented way to set up none. The variable is
+ * set only for the synchronous `start()` and restored at once, so the application's logger
+ * provider, registered before or after, is never shadowed or removed.
+ */
+function startWithoutLogs(sdk: NodeSDK): void {
+  const key = "OTEL_LOGS_EXPORTER";
+  const before = process.env[key];
+  process.env[key] = "none";
+  try {
+    sdk.start();
+  } finally {
+    if (before === undefined) delete process.env[key];
+    else process.env[key] = before;
+  }
 }
 
 const PROBE = createContextKey("tool-call-resilience.setup.probe");

@@ -96,7 +96,8 @@ export interface DanglingToolCallMiddlewareOptions extends Omit<RepairOptions, "
   tracerProvider?: TracerProvider;
   /**
    * Record `tool_call_resilience.thread.dangling_tool_calls`, one series per thread that had a
-   * dangling call. Turn it off where thread ids must not become metric labels.
+   * dangling call (per thread and model, for a thread that changes models). Turn it off where
+   * thread ids must not become metric labels.
    * @default true
    */
   threadMetrics?: boolean;

@@ -36,8 +36,8 @@ export interface RecommendedViewsOptions {
    */
   cardinalityLimit?: number;
   /**
-   * Most series of `tool_call_resilience.thread.dangling_tool_calls`, one per thread, the overflow
-   * series included.
+   * Most series of `tool_call_resilience.thread.dangling_tool_calls`, one per thread and model,
+   * the overflow series included.
    * @default 1000
    */
   threadCardinalityLimit?: number;

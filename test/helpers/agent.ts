@@ -142,7 +142,9 @@ export async function storedMessages(agent: ThreadedAgent, threadId: string) {
 
 /**
  * Starts a run on the thread, aborts it while the stalling tool runs, and returns the error the
- * run ended with. The thread is left as `[human, ai(tool_calls)]` with no tool result.
+ * run ended with. The thread is left as `[human, ai(tool_calls)]`: every call of that AI message
+ * dangles, even one whose tool finished before the abort, since the tools step failed as a whole
+ * (its finished results may show as pending writes until the next run drops them).
  */
 export async function abortMidTool(
   agent: ThreadedAgent,

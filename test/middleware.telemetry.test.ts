@@ -272,14 +272,16 @@ describe("dangling calls", () => {
 
   it("records the invalid_arguments reason of a call whose arguments could not be parsed", async () => {
     const { metrics, call } = instrumented();
-    const truncated = new AIMessage({
+    // A plain object, as a checkpointer may hand it back: the raw call only, cut off mid-JSON.
+    const truncated = {
+      type: "ai",
       content: "",
       additional_kwargs: {
         tool_calls: [
           { id: "call_1", type: "function", function: { name: "search", arguments: '{"q' } },
         ],
       },
-    });
+    } as unknown as BaseMessage;
     call(requestOn("t1", [human("go"), truncated, human("and?")]));
     const [point] = await metrics.points(METRIC_DANGLING_TOOL_CALLS);
     expect(point?.attributes).toMatchObject({

@@ -437,6 +437,21 @@ describe("fail-open telemetry", () => {
     expect(error).toHaveBeenCalledTimes(1);
   });
 
+  it("goes on when the span exporter throws", async () => {
+    const { BasicTracerProvider, SimpleSpanProcessor } = await import(
+      "@opentelemetry/sdk-trace-base"
+    );
+    const exporter = { export: throwing, shutdown: async () => {} };
+    const tracerProvider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const middleware = danglingToolCallMiddleware({ logger: false, tracerProvider });
+    const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+    const handler = vi.fn<Handler>(answer);
+    hook(requestOn("t1", danglingThread()), handler);
+    expect(handler.mock.calls[0]?.[0]?.messages).toHaveLength(4);
+  });
+
   it("goes on when the tracer throws, or its spans do", () => {
     for (const tracerProvider of [
       { getTracer: throwing },

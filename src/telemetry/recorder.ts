@@ -52,6 +52,7 @@ import {
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_FAILED_OPEN,
   OUTCOME_VALUE_REPAIRED,
+  REASON_VALUE_INTERRUPTED,
   SPAN_REPAIR_TOOL_CALLS,
   TOOL_NAME_VALUE_OTHER,
   VALUE_UNKNOWN,
@@ -229,7 +230,7 @@ export class RepairTelemetry {
         instruments.danglingToolCalls.add(1, {
           ...model,
           [ATTR_GEN_AI_TOOL_NAME]: metricToolName(labels, repair.toolName),
-          [ATTR_REASON]: repair.reason ?? "interrupted",
+          [ATTR_REASON]: repair.reason ?? REASON_VALUE_INTERRUPTED,
         });
         if (this.#settings.threadMetrics && call.threadId !== undefined) {
           instruments.threadDanglingToolCalls.add(1, {

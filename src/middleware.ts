@@ -17,6 +17,7 @@ import {
 } from "./core/policy.js";
 import { type RepairResult, repairToolCalls, type ToolCallRepair } from "./core/repair.js";
 import { describeRepairs } from "./core/summary.js";
+import { PendingInspections } from "./telemetry/pending-inspections.js";
 import {
   type Inspection,
   type ObservedModelCall,
@@ -210,8 +211,9 @@ interface Repairer {
 }
 
 /**
- * Writes to the logger, and never lets the logger break the call: a logger that throws is a
- * telemetry failure, and telemetry failures never block the model call.
+ * Writes to the logger, and never lets the logger break the call: a logger that throws, or an
+ * async one that rejects, is a telemetry failure, and telemetry failures never block the model
+ * call (an unhandled rejection would end a Node process).
  */
 function log(
   logger: RepairLogger,
@@ -221,14 +223,14 @@ function log(
 ): void {
   try {
     if (level === "error" && logger.error !== undefined) {
-      logger.error(message, details);
+      ignoreRejection(logger.error(message, details));
       return;
     }
   } catch {
     // Try warn instead.
   }
   try {
-    logger.warn(message, details);
+    ignoreRejection(logger.warn(message, details));
   } catch {
     // Nowhere left to report to.
   }
@@ -319,26 +321,6 @@ function repairRequest<T>(
   };
 }
 
-/**
- * With `persist`, the repair happens in `beforeModel`, which knows neither the model nor the tools.
- * Its inspection waits here, keyed by the last message of the history it wrote, until the model
- * call that reads that history reports it. A weak map: a model call that never comes leaks nothing.
- */
-const persistedInspections = new WeakMap<object, Inspection>();
-
-function keepForModelCall(messages: readonly unknown[], inspection: Inspection): void {
-  const last = messages[messages.length - 1];
-  if (typeof last === "object" && last !== null) persistedInspections.set(last, inspection);
-}
-
-function takeForModelCall(messages: readonly unknown[]): Inspection | undefined {
-  const last = messages[messages.length - 1];
-  if (typeof last !== "object" || last === null) return undefined;
-  const inspection = persistedInspections.get(last);
-  if (inspection !== undefined) persistedInspections.delete(last);
-  return inspection;
-}
-
 /** What the telemetry needs of a model request. */
 function observedCall(request: {
   readonly model: unknown;
@@ -358,6 +340,10 @@ function countResponse<R>(telemetry: RepairTelemetry, call: ObservedModelCall, r
   }
   telemetry.recordResponse(call, response);
   return response;
+}
+
+function ignoreRejection(result: unknown): void {
+  if (isPromiseLike(result)) result.then(undefined, () => {});
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -457,6 +443,8 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
     }),
   };
 
+  const waitingForModelCall = new PendingInspections();
+
   return createMiddleware({
     name: MIDDLEWARE_NAME,
     // Hooks other than wrapModelCall see only the context keys their middleware declares; this
@@ -472,7 +460,8 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
             runtime,
           });
           if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
-          keepForModelCall(result?.messages ?? state.messages, inspection);
+          // The model call that follows reports it, with the model and tools this hook lacks.
+          waitingForModelCall.add(threadIdOf({ runtime }), inspection);
           if (result === undefined) return undefined;
           return {
             messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...result.messages],
@@ -480,13 +469,10 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
         }
       : undefined,
     wrapModelCall: (request, handler) => {
-      const persisted = persist ? takeForModelCall(request.messages) : undefined;
-      const { result, inspection } = repairRequest(repairer, request);
       const call = observedCall(request);
-      repairer.telemetry.recordModelCall(
-        call,
-        persisted === undefined ? [inspection] : [persisted, inspection],
-      );
+      const persisted = persist ? waitingForModelCall.take(call.threadId) : [];
+      const { result, inspection } = repairRequest(repairer, request);
+      repairer.telemetry.recordModelCall(call, [...persisted, inspection]);
       const repaired =
         result === undefined || result.messages === request.messages
           ? request

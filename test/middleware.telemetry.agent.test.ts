@@ -3,8 +3,10 @@
  * thread that moves to another process (two agents sharing one checkpointer, each with its own
  * memory of what it counted).
  */
+
+import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import { createAgent } from "langchain";
+import { type AgentMiddleware, createAgent, createMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import {
   ATTR_GEN_AI_AGENT_NAME,
@@ -33,6 +35,7 @@ const SEARCH_CALL = { id: "call_search", name: "search", args: { query: "weather
 /** An agent over a model that calls search once, then answers each later turn with text. */
 function brokenThreadAgent(options: {
   readonly persist?: boolean;
+  readonly after?: readonly AgentMiddleware[];
   readonly checkpointer?: MemorySaver;
   readonly turns?: number;
   readonly countOnceMemory?: number;
@@ -58,6 +61,7 @@ function brokenThreadAgent(options: {
         meterProvider: metrics.meterProvider,
         tracerProvider: tracing.tracerProvider,
       }),
+      ...(options.after ?? []),
     ],
   });
   return { agent, metrics, tracing, started };
@@ -110,6 +114,30 @@ describe("telemetry in createAgent", () => {
     const spans = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
     expect(spans).toHaveLength(1);
     expect(spans[0]?.attributes["gen_ai.request.model"]).toBe("fake-gpt");
+  });
+
+  it("with persist, counts the repair when a later middleware rewrites the last message", async () => {
+    // A beforeModel hook after this one that replaces the last message under the same id.
+    const annotate = createMiddleware({
+      name: "Annotate",
+      beforeModel: (state) => {
+        const last = state.messages.at(-1);
+        if (!HumanMessage.isInstance(last) || String(last.content).endsWith("(annotated)")) {
+          return undefined;
+        }
+        return {
+          messages: [new HumanMessage({ id: last.id, content: `${last.content} (annotated)` })],
+        };
+      },
+    });
+    const { agent, metrics, started } = brokenThreadAgent({ persist: true, after: [annotate] });
+    await abortMidTool(agent, started, "thread-r", humanTurn("h1", "search the weather"));
+    for (const turn of [2, 3]) {
+      await agent.invoke({ messages: [humanTurn(`h${turn}`, "and now?")] }, onThread("thread-r"));
+    }
+    expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "repaired" })).toBe(1);
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
+    expect(await metrics.sum(METRIC_REPAIRS)).toBe(1);
   });
 
   describe("a thread that moves to another process", () => {

@@ -304,6 +304,18 @@ describe("dangling calls", () => {
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
   });
 
+  it("counts an id-less call of a run without a thread at each sighting, never merging runs", async () => {
+    const { metrics, call } = instrumented();
+    const idLess = () => [
+      human("go"),
+      new AIMessage({ content: "", tool_calls: [{ name: "search", args: {} }] }),
+      human("and?"),
+    ];
+    call(requestOn(undefined, idLess()));
+    call(requestOn(undefined, idLess()));
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
+  });
+
   it("records no per-thread series for a run without a thread id", async () => {
     const { metrics, call } = instrumented();
     call(requestOn(undefined, danglingThread()));
@@ -421,6 +433,29 @@ describe("fail-open telemetry", () => {
     expect(error.mock.calls[0]?.[0]).toMatch(/OpenTelemetry metrics failed/);
   });
 
+  it("leaves no unhandled rejection behind when an async logger rejects", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const rejecting = async () => {
+        throw new Error("log sink down");
+      };
+      const middleware = danglingToolCallMiddleware({
+        logger: { warn: rejecting, error: rejecting },
+        meterProvider: { getMeter: throwing } as unknown as MeterProvider,
+      });
+      const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
+      const handler = vi.fn<Handler>(answer);
+      hook(requestOn("t1", danglingThread()), handler);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(handler).toHaveBeenCalledTimes(1);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("goes on when every instrument throws", async () => {
     const error = vi.fn();
     const instrument = { add: throwing, record: throwing };
@@ -437,19 +472,25 @@ describe("fail-open telemetry", () => {
     expect(error).toHaveBeenCalledTimes(1);
   });
 
-  it("goes on when the span exporter throws", async () => {
-    const { BasicTracerProvider, SimpleSpanProcessor } = await import(
-      "@opentelemetry/sdk-trace-base"
-    );
-    const exporter = { export: throwing, shutdown: async () => {} };
-    const tracerProvider = new BasicTracerProvider({
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+  it("goes on when a span processor throws as the span ends", async () => {
+    const { BasicTracerProvider } = await import("@opentelemetry/sdk-trace-base");
+    const processor = {
+      onStart() {},
+      onEnd: throwing,
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    };
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [processor] });
+    const error = vi.fn();
+    const middleware = danglingToolCallMiddleware({
+      logger: { warn: vi.fn(), error },
+      tracerProvider,
     });
-    const middleware = danglingToolCallMiddleware({ logger: false, tracerProvider });
     const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
     const handler = vi.fn<Handler>(answer);
     hook(requestOn("t1", danglingThread()), handler);
     expect(handler.mock.calls[0]?.[0]?.messages).toHaveLength(4);
+    expect(error.mock.calls[0]?.[0]).toMatch(/OpenTelemetry tracing failed/);
   });
 
   it("goes on when the tracer throws, or its spans do", () => {

@@ -635,6 +635,26 @@ describe("startTelemetry() refusals", () => {
     expect((await scrape(handle.metricsUrl)).find("target_info")).toHaveLength(1);
   });
 
+  it("rejects a view the SDK refuses with a ToolCallResilienceSetupError, leaving nothing running or registered", async () => {
+    const port = await freePort();
+    const error = await rejectionOf(
+      startTelemetry({
+        port,
+        views: [{ name: "no selector" }],
+        spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
+      }),
+    );
+    expect(error).toBeInstanceOf(ToolCallResilienceSetupError);
+    expect((error as Error).message).toMatch(/could not start/);
+    expect(await connectionErrorOf(`http://127.0.0.1:${port}/metrics`)).toBe("ECONNREFUSED");
+    expect(meterIsNoop()).toBe(true);
+    const key = createContextKey("probe");
+    const probe = ROOT_CONTEXT.setValue(key, true);
+    expect(context.with(probe, () => context.active().getValue(key))).toBeUndefined();
+    const again = await start({ port });
+    expect((await scrape(again.metricsUrl)).find("target_info")).toHaveLength(1);
+  });
+
   it("refuses span processors while a TracerProvider is registered, and starts without them", async () => {
     const appTracing = new BasicTracerProvider();
     expect(trace.setGlobalTracerProvider(appTracing)).toBe(true);

@@ -183,34 +183,45 @@ export async function startTelemetry(
     await exporter.stopServer();
     throw alreadyRegistered(takenMeanwhile);
   }
-  const sdk = new NodeSDK({
-    serviceName,
-    metricReaders: [exporter],
-    views: [...(views ?? recommendedViews())],
-    spanProcessors: [...spanProcessors],
-    // null: register no context manager and no propagator that this handle would then own.
-    contextManager: tracing ? undefined : null,
-    textMapPropagator: null,
-  } as ConstructorParameters<typeof NodeSDK>[0]);
-  startWithoutLogs(sdk);
+  let sdk: NodeSDK | undefined;
+  const stop = async () => {
+    try {
+      await sdk?.shutdown();
+      await exporter.stopServer();
+    } finally {
+      metrics.disable();
+      if (tracing) {
+        trace.disable();
+        context.disable();
+      }
+    }
+  };
+  try {
+    sdk = new NodeSDK({
+      serviceName,
+      metricReaders: [exporter],
+      views: [...(views ?? recommendedViews())],
+      spanProcessors: [...spanProcessors],
+      // null: register no context manager and no propagator that this handle would then own.
+      contextManager: tracing ? undefined : null,
+      textMapPropagator: null,
+    } as ConstructorParameters<typeof NodeSDK>[0]);
+    startWithoutLogs(sdk);
+  } catch (error) {
+    // A view or span processor the SDK refuses: leave nothing running or registered.
+    await stop().catch(() => {});
+    throw new ToolCallResilienceSetupError(
+      `The OpenTelemetry SDK could not start: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
 
   let stopped: Promise<void> | undefined;
   return {
     metricsUrl,
     enabled: true,
     shutdown() {
-      stopped ??= (async () => {
-        try {
-          await sdk.shutdown();
-          await exporter.stopServer();
-        } finally {
-          metrics.disable();
-          if (tracing) {
-            trace.disable();
-            context.disable();
-          }
-        }
-      })();
+      stopped ??= stop();
       return stopped;
     },
   };

@@ -2,7 +2,9 @@
  * Which provider and model a request goes to, read from `request.model` the way LangChain's own
  * classes describe themselves, and mapped to the well-known `gen_ai.provider.name` values.
  */
-import { _inferModelProvider } from "langchain/chat_models/universal";
+// A namespace import: `_inferModelProvider` is exported but underscored, so it may go away in a
+// minor release; a named import would then fail to link and take the whole package down.
+import * as universal from "langchain/chat_models/universal";
 import { GEN_AI_PROVIDER_NAME_VALUES as PROVIDER, VALUE_UNKNOWN } from "./semconv.js";
 
 /** The provider and model a request goes to; `"unknown"` where they cannot be found. */
@@ -105,13 +107,19 @@ function readIdentity(chatModel: Record<string, unknown>): ModelIdentity {
 
   const providerId = isConfigurable
     ? (nonEmpty(defaults.modelProvider) ??
-      (model === undefined ? undefined : nonEmpty(attempt(() => _inferModelProvider(model)))))
+      (model === undefined ? undefined : nonEmpty(attempt(() => inferProvider(model)))))
     : (nonEmpty(ls.ls_provider) ?? nonEmpty(attempt(() => callMethod(chatModel, "_llmType"))));
 
   return {
     provider: providerId === undefined ? VALUE_UNKNOWN : genAiProviderName(providerId),
     model: model ?? VALUE_UNKNOWN,
   };
+}
+
+/** LangChain's own guess of a provider from a model name, as `initChatModel` makes it. */
+function inferProvider(model: string): unknown {
+  const infer: unknown = (universal as Record<string, unknown>)._inferModelProvider;
+  return typeof infer === "function" ? infer(model) : undefined;
 }
 
 function callMethod(target: Record<string, unknown>, name: string): unknown {

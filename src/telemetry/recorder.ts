@@ -25,7 +25,7 @@ import {
   toolCallCountOf,
   toolCallNameOf,
 } from "../core/messages.js";
-import type { ToolCallRepair } from "../core/repair.js";
+import { ASSIGNED_ID_PREFIX, type ToolCallRepair } from "../core/repair.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { CountOnceMemory, sharedCountOnceMemory } from "./count-once.js";
 import { createInstruments, type RepairInstruments } from "./instruments.js";
@@ -226,7 +226,10 @@ export class RepairTelemetry {
       for (const repair of inspection.repairs) {
         instruments.repairs.add(1, { ...model, [ATTR_REPAIR_KIND]: repair.kind });
         if (repair.kind !== "placeholder_inserted") continue;
-        if (!target.memory.firstSighting(countOnceKey(call.threadId, repair.toolCallId))) continue;
+        if (isRemembered(call.threadId, repair.toolCallId)) {
+          if (!target.memory.firstSighting(countOnceKey(call.threadId, repair.toolCallId)))
+            continue;
+        }
         instruments.danglingToolCalls.add(1, {
           ...model,
           [ATTR_GEN_AI_TOOL_NAME]: metricToolName(labels, repair.toolName),
@@ -382,6 +385,16 @@ function toolNamesOf(tools: readonly unknown[] | undefined): ReadonlySet<string>
 function agentNameOfCurrentRun(): string | undefined {
   const name = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.metadata?.lc_agent_name;
   return typeof name === "string" && name.length > 0 ? name : undefined;
+}
+
+/**
+ * Whether a sighting goes through the count-once memory. Without a thread id only the call id can
+ * tell calls apart, and the ids this library assigns (`tcr_<message>_<call>`) repeat across
+ * conversations of the same shape: remembering them would count one call for all of those
+ * conversations, so such a call is counted at each sighting instead.
+ */
+function isRemembered(threadId: string | undefined, toolCallId: string): boolean {
+  return threadId !== undefined || !toolCallId.startsWith(ASSIGNED_ID_PREFIX);
 }
 
 function countOnceKey(threadId: string | undefined, toolCallId: string): string {

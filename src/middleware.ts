@@ -472,7 +472,10 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
       const call = observedCall(request);
       const persisted = persist ? waitingForModelCall.take(call.threadId) : [];
       const { result, inspection } = repairRequest(repairer, request);
-      repairer.telemetry.recordModelCall(call, [...persisted, inspection]);
+      repairer.telemetry.recordModelCall(
+        call,
+        persisted.length === 0 ? [inspection] : [...persisted, inspection],
+      );
       const repaired =
         result === undefined || result.messages === request.messages
           ? request

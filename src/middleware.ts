@@ -146,9 +146,7 @@ const middlewareOptionsSchema = z.strictObject({
         z.literal(false),
         z.custom<RepairLogger>(
           (value) =>
-            typeof value === "object" &&
-            value !== null &&
-            typeof (value as RepairLogger).warn === "function" &&
+            hasMethod(value, "warn") &&
             ["function", "undefined"].includes(typeof (value as RepairLogger).error),
         ),
       ],
@@ -472,7 +470,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
       const call = observedCall(request);
       const persisted = persist ? waitingForModelCall.take(call.threadId) : [];
       const { result, inspection } = repairRequest(repairer, request);
-      repairer.telemetry.recordModelCall(
+      const countsResponse = repairer.telemetry.recordModelCall(
         call,
         persisted.length === 0 ? [inspection] : [...persisted, inspection],
       );
@@ -481,9 +479,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
           ? request
           : { ...request, messages: result.messages };
       const response = handler(repaired);
-      return repairer.telemetry.isRecordingMetrics()
-        ? countResponse(repairer.telemetry, call, response)
-        : response;
+      return countsResponse ? countResponse(repairer.telemetry, call, response) : response;
     },
   });
 }

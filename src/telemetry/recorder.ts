@@ -140,17 +140,20 @@ export class RepairTelemetry {
   /**
    * Records a model call: its outcome, the duration of each inspection, the repairs, each dangling
    * call once, and a span for each inspection that repaired or failed (or every one, with
-   * `traceAllCalls`).
+   * `traceAllCalls`). Returns whether metrics are being recorded: `false` with the no-op meter
+   * provider (no SDK), so the caller need not even wait for the response to count its tool calls.
    */
-  recordModelCall(call: ObservedModelCall, inspections: readonly Inspection[]): void {
+  recordModelCall(call: ObservedModelCall, inspections: readonly Inspection[]): boolean {
     let labels: CallLabels | undefined;
     const labelsOf = () => {
       labels ??= this.#labelsOf(call);
       return labels;
     };
+    let recording = false;
     try {
       const target = this.#metricsTarget();
       if (target?.instruments !== undefined) {
+        recording = true;
         this.#recordMetrics(target, call, inspections, labelsOf());
       }
     } catch (error) {
@@ -165,19 +168,7 @@ export class RepairTelemetry {
         this.#settings.onFailure(error, "tracing");
       }
     }
-  }
-
-  /**
-   * Whether metrics are being recorded: `false` with the no-op meter provider (no SDK), so the
-   * caller can skip even waiting for the response. Never throws.
-   */
-  isRecordingMetrics(): boolean {
-    try {
-      return this.#metricsTarget()?.instruments !== undefined;
-    } catch (error) {
-      this.#settings.onFailure(error, "metrics");
-      return false;
-    }
+    return recording;
   }
 
   /** Counts the tool calls of a model response: the denominator of the dangling rate. */

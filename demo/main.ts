@@ -1,0 +1,173 @@
+/**
+ * The demo: `npm start`. A simulated fleet of agents whose runs are interrupted the way production
+ * runs are, repaired by the middleware and measured through OpenTelemetry and Prometheus. See
+ * `npm start -- --help`.
+ */
+import { writeFileSync } from "node:fs";
+import { danglingToolCallMiddleware, ToolCallResilienceError } from "tool-call-resilience";
+import { startTelemetry, type TelemetryHandle } from "tool-call-resilience/setup";
+import { scrape } from "./exposition.js";
+import { createFleet } from "./fleet.js";
+import { DemoOptionsError, HELP, parseDemoOptions } from "./options.js";
+import { findOnPath, type PrometheusServer, startPrometheus } from "./prometheus-server.js";
+import { spanPrinter } from "./span-printer.js";
+import { startStatusDisplay } from "./status.js";
+import { disagreements, type Figures, figuresFrom, formatSummary } from "./summary.js";
+
+const STATUS_EVERY_MS = 1_000;
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+let options: ReturnType<typeof parseDemoOptions>;
+try {
+  options = parseDemoOptions(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof DemoOptionsError) fail(error.message, 2);
+  throw error;
+}
+if (options === "help") {
+  process.stdout.write(`${HELP}\n`);
+  process.exit(0);
+}
+const settings = options;
+
+// Ctrl-C (or SIGTERM) stops the fleet and every server; a second one leaves at once.
+const cancel = new AbortController();
+const noMoreRuns = new AbortController();
+const onSignal = (signal: NodeJS.Signals) => {
+  if (cancel.signal.aborted) process.exit(130);
+  process.stderr.write(`\n${signal}: stopping the fleet and closing every server...\n`);
+  cancel.abort(new Error(`stopped by ${signal}`));
+  noMoreRuns.abort();
+};
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+let middleware: ReturnType<typeof danglingToolCallMiddleware>;
+try {
+  // persist: the repair is written to the thread, so each dangling call is repaired once.
+  middleware = danglingToolCallMiddleware({
+    persist: true,
+    locale: settings.locale,
+    logger: false,
+  });
+} catch (error) {
+  if (error instanceof ToolCallResilienceError) fail(`--locale: ${error.message}`, 2);
+  throw error;
+}
+
+const display = startStatusDisplay(process.stderr);
+let telemetry: TelemetryHandle;
+try {
+  telemetry = await startTelemetry({
+    port: settings.port,
+    serviceName: "tool-call-resilience-demo",
+    ...(settings.traces ? { spanProcessors: [spanPrinter((line) => display.log(line))] } : {}),
+  });
+} catch (error) {
+  display.stop();
+  fail(`Cannot start telemetry: ${(error as Error).message}`, 1);
+}
+
+let prometheus: PrometheusServer | undefined;
+let exitCode = 0;
+try {
+  console.log(`Metrics: ${telemetry.metricsUrl}`);
+  if (settings.prometheus) {
+    const binary = findOnPath("prometheus");
+    if (binary === undefined) {
+      console.log("--prometheus: no prometheus binary on the PATH; going on without it.");
+    } else {
+      prometheus = await startPrometheus({
+        binary,
+        port: settings.prometheusPort,
+        targets: [new URL(telemetry.metricsUrl).host],
+      });
+      console.log(`Prometheus: ${prometheus.url} (PID ${prometheus.pid}), with the shipped rules`);
+      console.log(`  alerts: ${prometheus.url}/alerts`);
+    }
+  }
+
+  const startedAt = Date.now();
+  const elapsed = () => (Date.now() - startedAt) / 1000;
+  const inSpike = () =>
+    settings.spikeAt !== undefined &&
+    elapsed() >= settings.spikeAt &&
+    elapsed() < settings.spikeAt + settings.spikeLength;
+  const fleet = createFleet({
+    threads: settings.threads,
+    concurrency: settings.concurrency,
+    turns: settings.turns,
+    seed: settings.seed,
+    interruptRate: () => (inSpike() ? settings.spikeRate : settings.interruptRate),
+    middleware: [middleware],
+  });
+  const totalRuns = settings.turns === undefined ? undefined : settings.turns * settings.threads;
+  const progress = () =>
+    Math.max(
+      elapsed() / settings.duration,
+      totalRuns === undefined ? 0 : fleet.truth.runs / totalRuns,
+    );
+  let latest: Figures | undefined;
+  let spikeShown = false;
+  const refresh = async () => {
+    if (inSpike() && !spikeShown) {
+      spikeShown = true;
+      display.log(
+        `Burst of interruptions: ${Math.round(settings.spikeRate * 100)}% of runs for ${settings.spikeLength} s`,
+      );
+    }
+    latest = figuresFrom(await scrape(telemetry.metricsUrl));
+    display.update(progress(), {
+      threads: fleet.truth.threads,
+      modelCalls: latest.modelCalls,
+      dangling: latest.dangling,
+      repairs: latest.repairs,
+    });
+  };
+  const ticker = setInterval(() => {
+    refresh().catch((error: unknown) => display.log(`status: ${(error as Error).message}`));
+  }, STATUS_EVERY_MS);
+  const deadline = setTimeout(() => noMoreRuns.abort(), settings.duration * 1000);
+  try {
+    await fleet.run({ noMoreRuns: noMoreRuns.signal, cancel: cancel.signal });
+  } finally {
+    clearInterval(ticker);
+    clearTimeout(deadline);
+  }
+  await refresh();
+  display.stop();
+
+  const figures = figuresFrom(await scrape(telemetry.metricsUrl));
+  const complete = !cancel.signal.aborted;
+  console.log("");
+  console.log(formatSummary(figures, complete ? fleet.truth : undefined));
+  if (!complete)
+    console.log("Stopped early: runs in flight were cancelled, so the scripts are not compared.");
+  if (complete && disagreements(figures, fleet.truth).length > 0) exitCode = 1;
+  if (settings.report !== undefined) {
+    writeFileSync(
+      settings.report,
+      `${JSON.stringify({ options: settings, complete, figures, truth: fleet.truth }, null, 2)}\n`,
+    );
+  }
+  if (settings.hold && !cancel.signal.aborted) {
+    console.log(
+      `\nServing ${telemetry.metricsUrl}${prometheus ? ` to ${prometheus.url}` : ""}; Ctrl-C to exit.`,
+    );
+    await new Promise<void>((resolve) => cancel.signal.addEventListener("abort", () => resolve()));
+  }
+} catch (error) {
+  display.stop();
+  if (!cancel.signal.aborted) {
+    process.stderr.write(`The demo failed: ${(error as Error).stack ?? String(error)}\n`);
+    exitCode = 1;
+  }
+} finally {
+  await prometheus?.stop();
+  await telemetry.shutdown();
+}
+process.exit(exitCode);

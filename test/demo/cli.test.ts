@@ -1,0 +1,312 @@
+/**
+ * `npm start`: the demo as a user runs it, a child process on a free port, stopped by its PID when
+ * a test ends.
+ *
+ * The child is `node --import tsx demo/main.ts`, one process whose PID is the demo's. Under the
+ * `tsx` command the demo would run in a grandchild, and tsx relays a SIGINT by sending it again
+ * (and then SIGKILL, exit 130) when the demo does not acknowledge it within 30 ms, which a busy
+ * fleet often does not: Ctrl-C would then end the demo without its summary.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { scrape } from "../../demo/exposition.js";
+import { FLEET_MODELS, FLEET_TOOL_NAMES, type GroundTruth } from "../../demo/fleet.js";
+import { HELP } from "../../demo/options.js";
+import { disagreements, type Figures, figuresFrom, formatSummary } from "../../demo/summary.js";
+import { freePort } from "../helpers/prometheus.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+const AGREEMENT =
+  "The counters agree with the scripts' ground truth for every model and every tool.";
+
+/** A short run: six threads of three turns; the fleet stops once they are done. */
+const SHORT_RUN = ["--duration", "3", "--threads", "6", "--turns", "3"];
+
+interface Demo {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves once the process exited and its output is read to the end. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running = new Set<Demo>();
+
+function startDemo(args: readonly string[]): Demo {
+  const env = { ...process.env };
+  delete env.OTEL_SDK_DISABLED;
+  const child = spawn(process.execPath, ["--import", "tsx", "demo/main.ts", ...args], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+    (resolve, reject) => {
+      child.once("error", reject);
+      child.once("close", (code, signal) => resolve({ code, signal }));
+    },
+  );
+  if (child.pid === undefined) throw new Error("the demo did not start");
+  const demo = { child, pid: child.pid, stdout: () => stdout, stderr: () => stderr, exited };
+  running.add(demo);
+  void exited.finally(() => running.delete(demo)).catch(() => undefined);
+  return demo;
+}
+
+/** Runs the demo to its end. */
+async function runDemo(args: readonly string[]) {
+  const demo = startDemo(args);
+  const { code } = await demo.exited;
+  return { code, stdout: demo.stdout(), stderr: demo.stderr() };
+}
+
+/** Waits until the demo printed `text` on stdout; fails early if it exits first. */
+async function printed(demo: Demo, text: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let done = false;
+  void demo.exited.then(() => {
+    done = true;
+  });
+  while (!demo.stdout().includes(text)) {
+    if (done || Date.now() > deadline) {
+      throw new Error(
+        `the demo did not print ${JSON.stringify(text)}\nstdout:\n${demo.stdout()}\nstderr:\n${demo.stderr()}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Whether something on 127.0.0.1 accepts connections on this port. */
+function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(true));
+    server.listen({ host: "127.0.0.1", port }, () => server.close(() => resolve(false)));
+  });
+}
+
+afterEach(async () => {
+  for (const demo of running) {
+    if (demo.child.exitCode === null && demo.child.signalCode === null) {
+      process.kill(demo.pid, "SIGKILL");
+    }
+    await demo.exited.catch(() => undefined);
+  }
+});
+
+describe("npm start", () => {
+  describe("a short run", () => {
+    it("prints the summary per model and per tool, agrees with the scripts, writes the report and exits 0", async () => {
+      const folder = mkdtempSync(join(tmpdir(), "tool-call-resilience-demo-"));
+      try {
+        const report = join(folder, "report.json");
+        const port = await freePort();
+        const { code, stdout, stderr } = await runDemo([
+          ...SHORT_RUN,
+          "--port",
+          String(port),
+          "--report",
+          report,
+        ]);
+        expect(code, stderr).toBe(0);
+        expect(stdout).toContain(`Metrics: http://127.0.0.1:${port}/metrics`);
+        expect(stdout).toMatch(/^model +provider +tool calls +dangling +rate$/m);
+        for (const model of FLEET_MODELS) {
+          const provider = model.provider === "google_genai" ? "gcp.gemini" : model.provider;
+          expect(stdout).toMatch(
+            new RegExp(
+              `^${model.name.replace(/\./g, "\\.")} +${provider} +\\d+ +\\d+ +\\d+\\.\\d\\d%$`,
+              "m",
+            ),
+          );
+        }
+        expect(stdout).toMatch(/^tool +tool calls +dangling +rate$/m);
+        for (const tool of FLEET_TOOL_NAMES) {
+          expect(stdout).toMatch(new RegExp(`^${tool} +\\d+ +\\d+ +(\\d+\\.\\d\\d%|-)$`, "m"));
+        }
+        expect(stdout).toContain(AGREEMENT);
+
+        const written = JSON.parse(readFileSync(report, "utf8")) as {
+          options: { threads: number; turns: number; port: number };
+          complete: boolean;
+          figures: Figures;
+          truth: GroundTruth;
+        };
+        expect(written.options).toMatchObject({ threads: 6, turns: 3, port });
+        expect(written.complete).toBe(true);
+        expect(written.truth).toMatchObject({ runs: 18, threads: 6 });
+        expect(written.figures.toolCalls).toBeGreaterThan(0);
+        expect(disagreements(written.figures, written.truth)).toEqual([]);
+        // The status line, on stderr when it is not a terminal, ends with the final figures.
+        const { modelCalls, dangling, repairs } = written.figures;
+        expect(stderr).toContain(
+          `[100%] 6 threads | ${modelCalls} model calls | ${dangling} dangling calls | ${repairs} repairs`,
+        );
+        // The report holds the very figures and truth the summary was printed from.
+        expect(stdout).toContain(formatSummary(written.figures, written.truth));
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("command line", () => {
+    it("--help prints the usage and exits 0", async () => {
+      const { code, stdout } = await runDemo(["--help"]);
+      expect(code).toBe(0);
+      expect(stdout).toBe(`${HELP}\n`);
+    });
+
+    it("a bad value exits 2 with a message naming the option, before anything runs", async () => {
+      const { code, stdout, stderr } = await runDemo(["--threads", "0"]);
+      expect(code).toBe(2);
+      expect(stderr).toContain('--threads must be an integer from 1 to 100000, got "0"');
+      expect(stdout).toBe("");
+    });
+
+    it("an unknown option exits 2 with a message naming it", async () => {
+      const { code, stderr } = await runDemo(["--thread", "3"]);
+      expect(code).toBe(2);
+      expect(stderr).toContain("'--thread'");
+    });
+
+    it("a malformed --locale exits 2 with the middleware's message about the locale", async () => {
+      const { code, stdout, stderr } = await runDemo(["--locale", "not a tag!"]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/locale: expected a BCP 47 language tag/);
+      expect(stdout).toBe("");
+    });
+  });
+
+  describe("--traces", () => {
+    it("prints one line per repair_tool_calls span: one per repaired model call", async () => {
+      const folder = mkdtempSync(join(tmpdir(), "tool-call-resilience-demo-"));
+      try {
+        const report = join(folder, "report.json");
+        // Seed 4 at this rate leaves calls dangling on several threads (see fleet.test.ts).
+        const { code, stderr } = await runDemo([
+          ...SHORT_RUN,
+          "--interrupt-rate",
+          "0.5",
+          "--seed",
+          "4",
+          "--traces",
+          "--port",
+          String(await freePort()),
+          "--report",
+          report,
+        ]);
+        expect(code, stderr).toBe(0);
+        const spans = stderr.split("\n").filter((line) => line.startsWith("span "));
+        const { figures } = JSON.parse(readFileSync(report, "utf8")) as { figures: Figures };
+        expect(figures.repairedModelCalls).toBeGreaterThan(0);
+        expect(spans).toHaveLength(figures.repairedModelCalls);
+        const models = FLEET_MODELS.map((model) => model.name.replace(/\./g, "\\.")).join("|");
+        const line = new RegExp(
+          `^span repair_tool_calls repaired thread-\\d{4} (?:${models}) (\\d+) dangling: (\\S+) \\((\\S+)\\) \\d+ µs$`,
+        );
+        let dangling = 0;
+        for (const span of spans) {
+          const [, count, ids, tools] = line.exec(span) ?? [];
+          expect(count, span).toBeDefined();
+          // The ids of the repaired calls, and the tools they called.
+          expect(ids?.split(",")).toHaveLength(Number(count));
+          for (const tool of tools?.split(",") ?? []) expect(FLEET_TOOL_NAMES).toContain(tool);
+          dangling += Number(count);
+        }
+        expect(dangling).toBe(figures.dangling);
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("metrics endpoint", () => {
+    it("with --hold, serves every instrument after the fleet stops; Ctrl-C exits 0 and frees the port", async () => {
+      const port = await freePort();
+      // Every run of gpt-4.1 and gemini-2.5-flash is interrupted, and continued on its second turn.
+      const demo = startDemo([
+        "--duration",
+        "3",
+        "--threads",
+        "3",
+        "--turns",
+        "2",
+        "--interrupt-rate",
+        "1",
+        "--hold",
+        "--port",
+        String(port),
+      ]);
+      await printed(demo, "Ctrl-C to exit.");
+      expect(demo.stdout()).toContain(AGREEMENT);
+      const exposition = await scrape(`http://127.0.0.1:${port}/metrics`);
+      for (const series of [
+        "tool_call_resilience_model_calls_total",
+        "tool_call_resilience_tool_calls_total",
+        "tool_call_resilience_dangling_tool_calls_total",
+        "tool_call_resilience_repairs_total",
+        "tool_call_resilience_thread_dangling_tool_calls_total",
+        "tool_call_resilience_repair_duration_bucket",
+      ]) {
+        expect(exposition.find(series).length, series).toBeGreaterThan(0);
+      }
+      // What it serves is what the summary printed.
+      const figures = figuresFrom(exposition);
+      expect(demo.stdout()).toContain(formatSummary(figures, undefined));
+
+      process.kill(demo.pid, "SIGINT");
+      const { code } = await demo.exited;
+      expect(code, demo.stderr()).toBe(0);
+      expect(demo.stderr()).toContain("SIGINT: stopping the fleet and closing every server");
+      expect(await isListening(port)).toBe(false);
+    });
+
+    it("Ctrl-C during the run stops the fleet, prints the summary without comparing it, and exits 0", async () => {
+      const port = await freePort();
+      const demo = startDemo(["--duration", "60", "--threads", "6", "--port", String(port)]);
+      await printed(demo, "Metrics: ");
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      process.kill(demo.pid, "SIGINT");
+      const { code } = await demo.exited;
+      expect(code, demo.stderr()).toBe(0);
+      expect(demo.stdout()).toMatch(/^model +provider +tool calls +dangling +rate$/m);
+      expect(demo.stdout()).toContain(
+        "Stopped early: runs in flight were cancelled, so the scripts are not compared.",
+      );
+      expect(demo.stdout()).not.toMatch(/The counters (agree|disagree)/);
+      expect(await isListening(port)).toBe(false);
+    });
+
+    it("a port already taken makes the demo exit 1 with a message naming it", async () => {
+      const port = await freePort();
+      const taken: Server = createServer();
+      await new Promise<void>((resolve) => taken.listen({ host: "127.0.0.1", port }, resolve));
+      try {
+        const { code, stdout, stderr } = await runDemo([...SHORT_RUN, "--port", String(port)]);
+        expect(code).toBe(1);
+        expect(stderr).toContain("Cannot start telemetry");
+        expect(stderr).toContain(String(port));
+        expect(stdout).not.toContain("model calls");
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
+    });
+  });
+});

@@ -29,6 +29,7 @@ import {
   OUTCOME_VALUE_FAILED_OPEN,
   OUTCOME_VALUE_REPAIRED,
 } from "./telemetry/semconv.js";
+import { DEFAULT_THREAD_SERIES_LIMIT } from "./telemetry/thread-series.js";
 
 /**
  * The name the middleware registers under in `createAgent`.
@@ -103,6 +104,14 @@ export interface DanglingToolCallMiddlewareOptions extends Omit<RepairOptions, "
    */
   threadMetrics?: boolean;
   /**
+   * How many threads get a series of their own on the per-thread counter, per meter provider: the
+   * first threads keep theirs for the life of the process, and the dangling calls of further
+   * threads are counted in one series marked `otel.metric.overflow` (Prometheus:
+   * `otel_metric_overflow="true"`). Middleware with the same limit share one budget.
+   * @default 1000
+   */
+  threadSeriesLimit?: number;
+  /**
    * Create a `repair_tool_calls` span for every inspection, clean ones included. By default a span
    * is created only when a request is repaired or the repair fails.
    * @default false
@@ -168,6 +177,10 @@ const middlewareOptionsSchema = z.strictObject({
     })
     .optional(),
   threadMetrics: z.boolean().default(true),
+  threadSeriesLimit: z
+    .int({ error: "expected a whole number of thread series, 1 or more" })
+    .min(1, { error: "expected a whole number of thread series, 1 or more" })
+    .default(DEFAULT_THREAD_SERIES_LIMIT),
   traceAllCalls: z.boolean().default(false),
   countOnceMemory: z
     .int({ error: "expected a whole number of calls to remember, 0 or more" })

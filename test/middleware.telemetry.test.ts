@@ -18,6 +18,7 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_MESSAGE_COUNT,
   ATTR_MESSAGE_INDEX,
+  ATTR_METRIC_OVERFLOW,
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_COUNT,
@@ -304,6 +305,65 @@ describe("dangling calls", () => {
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
   });
 
+  it("keeps threadSeriesLimit threads on the per-thread counter, scrape after scrape, and counts the others in the overflow series", async () => {
+    const { metrics, call } = instrumented({ threadSeriesLimit: 2 });
+    const seriesAfterEachCollection: number[] = [];
+    for (const thread of ["t1", "t2", "t3", "t4", "t1"]) {
+      call(
+        requestOn(thread, [
+          ...danglingThread(),
+          aiCalls([`call_${thread}_2`, "search"]),
+          human("?"),
+        ]),
+      );
+      seriesAfterEachCollection.push(
+        (await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).length,
+      );
+    }
+    // Cumulative series are kept from one collection to the next, so the bound must hold across
+    // collections, not only within one: the first two threads keep theirs, and one overflow series.
+    expect(seriesAfterEachCollection).toEqual([1, 2, 3, 3, 3]);
+    const points = await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS);
+    expect(points).toEqual(
+      expect.arrayContaining([
+        {
+          attributes: {
+            [ATTR_GEN_AI_CONVERSATION_ID]: "t1",
+            [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          },
+          value: 2,
+        },
+        {
+          attributes: {
+            [ATTR_GEN_AI_CONVERSATION_ID]: "t2",
+            [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          },
+          value: 2,
+        },
+        { attributes: { [ATTR_METRIC_OVERFLOW]: true }, value: 4 },
+      ]),
+    );
+    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(8);
+  });
+
+  it("shares the thread series budget of a meter provider between middleware with the same limit", async () => {
+    const harness = metricsHarness();
+    const hooks = [1, 2].map(
+      () =>
+        danglingToolCallMiddleware({
+          logger: false,
+          meterProvider: harness.meterProvider,
+          threadSeriesLimit: 1,
+        }).wrapModelCall as unknown as (request: FakeRequest, handler: Handler) => unknown,
+    );
+    hooks[0]?.(requestOn("t1", danglingThread()), answer);
+    hooks[1]?.(requestOn("t2", danglingThread()), answer);
+    const threads = (await harness.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).map(
+      (point) => point.attributes[ATTR_GEN_AI_CONVERSATION_ID] ?? "overflow",
+    );
+    expect(threads.sort()).toEqual(["overflow", "t1"]);
+  });
+
   it("counts an id-less call of a run without a thread at each sighting, never merging runs", async () => {
     const { metrics, call } = instrumented();
     const idLess = () => [
@@ -564,6 +624,8 @@ describe("options", () => {
     [{ traceAllCalls: 1 }, "traceAllCalls"],
     [{ countOnceMemory: -1 }, "countOnceMemory"],
     [{ countOnceMemory: 1.5 }, "countOnceMemory"],
+    [{ threadSeriesLimit: 0 }, "threadSeriesLimit"],
+    [{ threadSeriesLimit: 2.5 }, "threadSeriesLimit"],
     [{ providerName: "" }, "providerName"],
     [{ modelName: 42 }, "modelName"],
     [{ agentName: "" }, "agentName"],

@@ -453,6 +453,32 @@ describe("recommendedViews()", () => {
     expect(exposition.find(DANGLING, { otel_metric_overflow: "true" })).toEqual([]);
   });
 
+  it("keeps the per-thread counter bounded across scrapes with threadSeriesLimit, where the SDK's limit only holds within one", async () => {
+    const { handle } = await startOnFreePort({
+      views: recommendedViews({ threadCardinalityLimit: 3 }),
+    });
+    const threads = ["thread-1", "thread-2", "thread-3", "thread-4", "thread-5"];
+    const agent = textAgent(threads.length, {
+      logger: false,
+      modelName: "gpt-test",
+      threadSeriesLimit: 2,
+    });
+    const seriesPerScrape: number[] = [];
+    for (const threadId of threads) {
+      await agent.invoke(
+        { messages: danglingInput([`call-${threadId}`, "search"]) },
+        onThread(threadId),
+      );
+      // One new thread per scrape never passes the SDK's limit within a collection.
+      seriesPerScrape.push((await scrape(handle.metricsUrl)).find(THREAD_DANGLING).length);
+    }
+    expect(seriesPerScrape).toEqual([1, 2, 3, 3, 3]);
+    const exposition = await scrape(handle.metricsUrl);
+    expect(exposition.find(THREAD_DANGLING, { otel_metric_overflow: "true" })).toEqual([
+      { name: THREAD_DANGLING, labels: { otel_metric_overflow: "true", ...SCOPE }, value: 3 },
+    ]);
+  });
+
   it.each(INSTRUMENTS.map(({ instrument, type }) => ({ instrument, type })))(
     "keeps only the documented attributes of $instrument, dropping any other",
     async ({ instrument, type }) => {

@@ -11,6 +11,7 @@ import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_METRIC_OVERFLOW,
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_KIND,
@@ -60,7 +61,11 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   [METRIC_TOOL_CALLS]: [...MODEL_ATTRIBUTES, ATTR_GEN_AI_TOOL_NAME],
   [METRIC_DANGLING_TOOL_CALLS]: [...MODEL_ATTRIBUTES, ATTR_GEN_AI_TOOL_NAME, ATTR_REASON],
   [METRIC_REPAIRS]: [...MODEL_ATTRIBUTES, ATTR_REPAIR_KIND],
-  [METRIC_THREAD_DANGLING_TOOL_CALLS]: [ATTR_GEN_AI_CONVERSATION_ID, ATTR_GEN_AI_REQUEST_MODEL],
+  [METRIC_THREAD_DANGLING_TOOL_CALLS]: [
+    ATTR_GEN_AI_CONVERSATION_ID,
+    ATTR_GEN_AI_REQUEST_MODEL,
+    ATTR_METRIC_OVERFLOW,
+  ],
   [METRIC_REPAIR_DURATION]: [ATTR_OUTCOME],
 };
 
@@ -68,7 +73,9 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
  * Views for the library's instruments, to give a `MeterProvider` or `NodeSDK` along with your
  * own: each instrument keeps only its documented attributes, the per-thread counter is capped at
  * `threadCardinalityLimit` series and the others at `cardinalityLimit`, and the duration histogram
- * uses buckets from 1 µs to 100 ms. {@link startTelemetry} uses them by default.
+ * uses buckets from 1 µs to 100 ms. {@link startTelemetry} uses them by default. The SDK applies
+ * these limits to what is recorded between two collections; across collections the middleware's
+ * `threadSeriesLimit` bounds the per-thread counter.
  *
  * @throws {ToolCallResilienceOptionsError} when a limit is not a whole number of 2 or more.
  *

@@ -41,6 +41,7 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_MESSAGE_COUNT,
   ATTR_MESSAGE_INDEX,
+  ATTR_METRIC_OVERFLOW,
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_COUNT,
@@ -57,6 +58,7 @@ import {
   TOOL_NAME_VALUE_OTHER,
   VALUE_UNKNOWN,
 } from "./semconv.js";
+import { sharedThreadSeries, type ThreadSeries } from "./thread-series.js";
 
 /** What became of one inspection of a request, or of a model call. */
 export type Outcome =
@@ -90,6 +92,8 @@ export interface TelemetrySettings {
   readonly meterProvider?: MeterProvider;
   readonly tracerProvider?: TracerProvider;
   readonly threadMetrics: boolean;
+  /** Threads with a series of their own on the per-thread counter, per meter provider. */
+  readonly threadSeriesLimit: number;
   readonly traceAllCalls: boolean;
   /** Own memory of this size; `undefined` shares the default one of the meter provider. */
   readonly countOnceMemory?: number;
@@ -104,6 +108,7 @@ interface MetricsTarget {
   /** `undefined` when the provider is the no-op one: nothing is recorded, nothing is computed. */
   readonly instruments: RepairInstruments | undefined;
   readonly memory: CountOnceMemory;
+  readonly threadSeries: ThreadSeries;
 }
 
 /** The labels of one model call, computed once and only when something is recorded. */
@@ -115,6 +120,8 @@ interface CallLabels {
 }
 
 const NOOP_METER = createNoopMeter();
+/** The attributes of the per-thread counter's overflow series, as the SDK writes its own. */
+const THREAD_OVERFLOW = Object.freeze({ [ATTR_METRIC_OVERFLOW]: true });
 const toolNameSets = new WeakMap<readonly unknown[], ReadonlySet<string>>();
 const NO_TOOLS: ReadonlySet<string> = new Set();
 
@@ -227,10 +234,15 @@ export class RepairTelemetry {
           [ATTR_REASON]: repair.reason ?? REASON_VALUE_INTERRUPTED,
         });
         if (this.#settings.threadMetrics && call.threadId !== undefined) {
-          instruments.threadDanglingToolCalls.add(1, {
-            [ATTR_GEN_AI_CONVERSATION_ID]: call.threadId,
-            [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
-          });
+          instruments.threadDanglingToolCalls.add(
+            1,
+            target.threadSeries.admit(call.threadId)
+              ? {
+                  [ATTR_GEN_AI_CONVERSATION_ID]: call.threadId,
+                  [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+                }
+              : THREAD_OVERFLOW,
+          );
         }
       }
     }
@@ -274,6 +286,7 @@ export class RepairTelemetry {
       provider,
       instruments: meter === NOOP_METER ? undefined : createInstruments(meter),
       memory: size === undefined ? sharedCountOnceMemory(provider) : new CountOnceMemory(size),
+      threadSeries: sharedThreadSeries(provider, this.#settings.threadSeriesLimit),
     };
     return this.#metrics;
   }

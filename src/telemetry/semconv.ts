@@ -91,6 +91,12 @@ export const ATTR_GEN_AI_TOOL_NAME = "gen_ai.tool.name" as const;
 export const ATTR_GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id" as const;
 /** The class of error a fail-open span records, such as `TypeError`. */
 export const ATTR_ERROR_TYPE = "error.type" as const;
+/**
+ * Marks an overflow series: the SDK's, when an instrument passes its cardinality limit between two
+ * collections, and the per-thread counter's, for threads past `threadSeriesLimit`. Written by the
+ * SDK specification; Prometheus: `otel_metric_overflow="true"`.
+ */
+export const ATTR_METRIC_OVERFLOW = "otel.metric.overflow" as const;
 
 // --- Attributes of this library ---------------------------------------------------------------
 

@@ -8,7 +8,7 @@
  * each model issued and the calls each interruption left dangling, so the summary can show that
  * the library's counters agree.
  */
-import { setMaxListeners } from "node:events";
+import { getMaxListeners, setMaxListeners } from "node:events";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { interrupt, MemorySaver } from "@langchain/langgraph";
@@ -99,12 +99,14 @@ export interface GroundTruth {
 export interface FleetSettings {
   /** Conversations going on at once. */
   readonly threads: number;
+  /** Runs in flight at once. */
   readonly concurrency: number;
   /**
    * Turns per thread; the fleet stops when every thread has had them. `undefined`: each
    * conversation has {@link CONVERSATION_TURNS} turns, then a new one on a new thread starts.
    */
   readonly turns: number | undefined;
+  /** Seed of every script: the same seed gives the same conversations. */
   readonly seed: number;
   /** Share of runs interrupted, at this moment (the caller raises it during a burst). */
   readonly interruptRate: () => number;
@@ -398,7 +400,7 @@ export function createFleet(settings: FleetSettings): Fleet {
     truth,
     async run({ noMoreRuns, cancel }) {
       // Each run in flight listens to `cancel`, an interrupted one twice.
-      setMaxListeners(2 * settings.concurrency + 10, cancel);
+      setMaxListeners(Math.max(getMaxListeners(cancel), 2 * settings.concurrency + 10), cancel);
       const queue = [...threads];
       const failures: unknown[] = [];
       const worker = async () => {

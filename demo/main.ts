@@ -9,7 +9,12 @@ import { startTelemetry, type TelemetryHandle } from "tool-call-resilience/setup
 import { scrape } from "./exposition.js";
 import { createFleet } from "./fleet.js";
 import { DemoOptionsError, HELP, parseDemoOptions } from "./options.js";
-import { findOnPath, type PrometheusServer, startPrometheus } from "./prometheus-server.js";
+import {
+  findOnPath,
+  PrometheusPortTakenError,
+  type PrometheusServer,
+  startPrometheus,
+} from "./prometheus-server.js";
 import { spanPrinter } from "./span-printer.js";
 import { startStatusDisplay } from "./status.js";
 import { disagreements, type Figures, figuresFrom, formatSummary } from "./summary.js";
@@ -34,7 +39,8 @@ if (options === "help") {
 }
 const settings = options;
 
-// Ctrl-C (or SIGTERM) stops the fleet and every server; a second one leaves at once.
+// Ctrl-C (or SIGTERM) stops the fleet and every server; a second one leaves at once (Prometheus
+// is stopped on the way out all the same: see startPrometheus).
 const cancel = new AbortController();
 const noMoreRuns = new AbortController();
 const onSignal = (signal: NodeJS.Signals) => {
@@ -81,11 +87,20 @@ try {
     if (binary === undefined) {
       console.log("--prometheus: no prometheus binary on the PATH; going on without it.");
     } else {
-      prometheus = await startPrometheus({
-        binary,
-        port: settings.prometheusPort,
-        targets: [new URL(telemetry.metricsUrl).host],
-      });
+      try {
+        prometheus = await startPrometheus({
+          binary,
+          port: settings.prometheusPort,
+          targets: [new URL(telemetry.metricsUrl).host],
+          signal: cancel.signal,
+        });
+      } catch (error) {
+        if (!(error instanceof PrometheusPortTakenError)) throw error;
+        // Installing Debian's package may have started its own Prometheus on 9090.
+        throw new DemoOptionsError(
+          `--prometheus-port ${error.port} is taken (by another Prometheus?); choose another one`,
+        );
+      }
       console.log(`Prometheus: ${prometheus.url} (PID ${prometheus.pid}), with the shipped rules`);
       console.log(`  alerts: ${prometheus.url}/alerts`);
     }
@@ -162,7 +177,10 @@ try {
   }
 } catch (error) {
   display.stop();
-  if (!cancel.signal.aborted) {
+  if (error instanceof DemoOptionsError) {
+    process.stderr.write(`${error.message}\n`);
+    exitCode = 2;
+  } else if (!cancel.signal.aborted) {
     process.stderr.write(`The demo failed: ${(error as Error).stack ?? String(error)}\n`);
     exitCode = 1;
   }

@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import {
   accessSync,
+  closeSync,
   constants,
   mkdtempSync,
   openSync,
@@ -59,6 +60,16 @@ export interface PrometheusServerOptions {
   readonly interval?: string;
   /** How long to wait for the server to be ready, in milliseconds. Default: 30 s. */
   readonly readyTimeoutMs?: number;
+  /** Gives up waiting (and stops the server) when this aborts. */
+  readonly signal?: AbortSignal;
+}
+
+/** The port asked for is taken, by another Prometheus or anything else. */
+export class PrometheusPortTakenError extends Error {
+  override readonly name = "PrometheusPortTakenError";
+  constructor(readonly port: number) {
+    super(`port ${port} on 127.0.0.1 is already in use`);
+  }
 }
 
 /** A running Prometheus server. */
@@ -80,7 +91,9 @@ function exited(child: ChildProcess): Promise<void> {
 /**
  * Starts Prometheus and waits until it answers `/-/ready`.
  *
- * @throws {Error} when it exits or is not ready in time; its log is in the message
+ * @throws {PrometheusPortTakenError} when the port is taken
+ * @throws {Error} when it exits or is not ready in time (its log is in the message), or when
+ *   `signal` aborts
  * @example
  * const prometheus = await startPrometheus({ binary: "prometheus", port: 9090,
  *   targets: ["127.0.0.1:9464"] });
@@ -117,6 +130,8 @@ export async function startPrometheus(options: PrometheusServerOptions): Promise
     ],
     { stdio: ["ignore", output, output] },
   );
+  // The child has its own copy of the descriptor.
+  closeSync(output);
   const log = () => {
     try {
       return readFileSync(logFile, "utf8");
@@ -124,36 +139,58 @@ export async function startPrometheus(options: PrometheusServerOptions): Promise
       return "";
     }
   };
+  // A last resort: whatever way this process ends, Prometheus does not outlive it.
+  const killOnExit = () => {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      process.kill(child.pid, "SIGTERM");
+    }
+    try {
+      rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // Prometheus may still be writing there as it shuts down; the folder is a temporary one.
+    }
+  };
+  process.once("exit", killOnExit);
+  const exit = exited(child);
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
         process.kill(child.pid, "SIGTERM");
         const killer = setTimeout(() => {
-          if (child.pid !== undefined && child.exitCode === null)
+          if (child.pid !== undefined && child.exitCode === null) {
             process.kill(child.pid, "SIGKILL");
+          }
         }, 10_000);
-        await exited(child);
+        await exit;
         clearTimeout(killer);
       }
+      process.removeListener("exit", killOnExit);
       rmSync(folder, { recursive: true, force: true });
     })();
     return stopped;
   };
   const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
+  const exitError = exit.then(
+    () => new Error(`prometheus exited with code ${child.exitCode ?? child.signalCode}`),
+  );
   const url = `http://127.0.0.1:${options.port}`;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   try {
     for (;;) {
+      options.signal?.throwIfAborted();
       const failure = await Promise.race([
         spawnError,
-        exited(child).then(() => new Error(`prometheus exited with code ${child.exitCode}`)),
-        fetch(`${url}/-/ready`).then(
+        exitError,
+        fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(1_000) }).then(
           (response) => (response.ok ? undefined : new Error(`not ready: ${response.status}`)),
           (error: unknown) => error as Error,
         ),
       ]);
       if (failure === undefined) break;
+      if (/address already in use/.test(log())) {
+        throw new PrometheusPortTakenError(options.port);
+      }
       if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
         throw new Error(`${failure.message}\n${log()}`);
       }

@@ -27,7 +27,7 @@ export interface StatusDisplay {
 const PLAIN_EVERY_MS = 5_000;
 
 function statusLine(figures: StatusFigures): string {
-  return `${figures.threads} threads | ${figures.modelCalls} model calls | ${figures.dangling} dangling calls | ${figures.repairs} repairs`;
+  return `${figures.threads} threads, ${figures.modelCalls} model calls, ${figures.dangling} dangling, ${figures.repairs} repairs`;
 }
 
 /**
@@ -67,7 +67,8 @@ export function startStatusDisplay(stream: NodeJS.WriteStream): StatusDisplay {
       format: " {bar} {percentage}% | {status}",
       hideCursor: true,
       clearOnComplete: false,
-      barsize: 30,
+      // The status line must fit beside the bar, or the terminal cuts the figures off.
+      barsize: Math.max(10, Math.min(30, (stream.columns ?? 80) - 75)),
     },
     cliProgress.Presets.shades_classic,
   );

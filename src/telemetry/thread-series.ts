@@ -25,6 +25,7 @@ export const DEFAULT_THREAD_SERIES_LIMIT = 1_000;
 export class ThreadSeries {
   readonly #threads = new Set<string>();
 
+  /** @param limit - how many threads get a series of their own */
   constructor(readonly limit: number) {}
 
   /** Whether this thread has, or now gets, a series of its own. */
@@ -35,6 +36,7 @@ export class ThreadSeries {
     return true;
   }
 
+  /** How many threads have a series of their own. */
   get size(): number {
     return this.#threads.size;
   }

@@ -30,14 +30,20 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const binary = findOnPath("prometheus");
 const required = process.env.REQUIRE_PROMETHEUS === "1";
 
-/** Seconds the demo's fleet runs. */
-const DEMO_SECONDS = 8;
+/**
+ * The demo's run: bounded by turns, so its ground truth depends on the seed alone, and long enough
+ * (a few seconds) for several scrapes to see the counters grow.
+ */
+const DEMO_RUN = ["--threads", "30", "--turns", "8", "--concurrency", "2", "--duration", "120"];
+/** The longest the run may take, on a busy machine. */
+const DEMO_LIMIT_MS = 120_000;
 
 /** Values for Grafana's variables: every option selected, windows that span the whole run. */
 const GRAFANA_VARIABLES: Readonly<Record<string, string>> = {
   __rate_interval: "1m",
   __interval: "15s",
-  __range: "5m",
+  // Shorter than the series have existed, so a panel's `offset $__range` finds samples.
+  __range: "10s",
   job: SCRAPE_JOB,
   provider: ".*",
   model: ".*",
@@ -189,13 +195,16 @@ async function until<T>(
   }
 }
 
-function stopDemo(demo: ChildProcess): Promise<void> {
-  if (demo.exitCode !== null || demo.signalCode !== null || demo.pid === undefined) {
-    return Promise.resolve();
-  }
+/** Stops the demo by its PID: SIGTERM, then SIGKILL if it has not exited after 10 s. */
+async function stopDemo(demo: ChildProcess): Promise<void> {
+  if (demo.exitCode !== null || demo.signalCode !== null || demo.pid === undefined) return;
   const exited = new Promise<void>((resolve) => demo.once("exit", () => resolve()));
   process.kill(demo.pid, "SIGTERM");
-  return exited;
+  const killer = setTimeout(() => {
+    if (demo.pid !== undefined && demo.exitCode === null) process.kill(demo.pid, "SIGKILL");
+  }, 10_000);
+  await exited;
+  clearTimeout(killer);
 }
 
 if (binary === undefined && required) {
@@ -216,69 +225,66 @@ describe.skipIf(binary === undefined)(
     const folder = mkdtempSync(join(tmpdir(), "tool-call-resilience-e2e-"));
     const report = join(folder, "report.json");
 
-    beforeAll(
-      async () => {
-        const [metricsPort, prometheusPort] = [await freePort(), await freePort()];
-        prometheus = await startPrometheus({
-          binary: binary as string,
-          port: prometheusPort,
-          targets: [`127.0.0.1:${metricsPort}`],
-        });
-        // `node --import tsx` keeps the demo in one process, whose PID the test stops.
-        demo = spawn(
-          process.execPath,
-          [
-            "--import",
-            "tsx",
-            "demo/main.ts",
-            ...["--duration", String(DEMO_SECONDS), "--threads", "30", "--concurrency", "4"],
-            ...["--interrupt-rate", "0.25", "--seed", "7", "--port", String(metricsPort)],
-            ...["--hold", "--report", report],
-          ],
-          { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
-        );
-        demo.stdout?.on("data", (chunk: Buffer) => {
-          demoOutput += chunk.toString();
-        });
-        demo.stderr?.on("data", (chunk: Buffer) => {
-          demoOutput += chunk.toString();
-        });
-        const finished = await until(
-          "the demo's report",
-          async () => {
-            if (demo?.exitCode !== null) throw new Error(`the demo exited:\n${demoOutput}`);
-            return existsSync(report) && readFileSync(report, "utf8").endsWith("}\n")
-              ? true
-              : undefined;
-          },
-          DEMO_SECONDS * 1000 + 30_000,
-        );
-        expect(finished).toBe(true);
-        const written = JSON.parse(readFileSync(report, "utf8")) as {
-          complete: boolean;
-          figures: { toolCalls: number; dangling: number };
-          truth: GroundTruth;
-        };
-        expect(written.complete).toBe(true);
-        truth = written.truth;
-        // Prometheus has the final counters once a scrape after the run agrees with the report.
-        await until(
-          "a scrape of the final counters",
-          async () => {
-            const [total] = await query(
-              prometheus,
-              "sum(tool_call_resilience_tool_calls_total) + sum(tool_call_resilience_dangling_tool_calls_total)",
-            );
-            const expected = written.figures.toolCalls + written.figures.dangling;
-            return total !== undefined && Number(total.value[1]) === expected ? true : undefined;
-          },
-          20_000,
-        );
-        // ...and the recording rules have been evaluated on those samples.
-        await new Promise((resolve) => setTimeout(resolve, 3_000));
-      },
-      DEMO_SECONDS * 1000 + 90_000,
-    );
+    beforeAll(async () => {
+      const [metricsPort, prometheusPort] = [await freePort(), await freePort()];
+      prometheus = await startPrometheus({
+        binary: binary as string,
+        port: prometheusPort,
+        targets: [`127.0.0.1:${metricsPort}`],
+      });
+      // `node --import tsx` keeps the demo in one process, whose PID the test stops.
+      demo = spawn(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          "demo/main.ts",
+          ...DEMO_RUN,
+          ...["--interrupt-rate", "0.25", "--seed", "7", "--port", String(metricsPort)],
+          ...["--hold", "--report", report],
+        ],
+        { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+      );
+      demo.stdout?.on("data", (chunk: Buffer) => {
+        demoOutput += chunk.toString();
+      });
+      demo.stderr?.on("data", (chunk: Buffer) => {
+        demoOutput += chunk.toString();
+      });
+      const finished = await until(
+        "the demo's report",
+        async () => {
+          if (demo?.exitCode !== null) throw new Error(`the demo exited:\n${demoOutput}`);
+          return existsSync(report) && readFileSync(report, "utf8").endsWith("}\n")
+            ? true
+            : undefined;
+        },
+        DEMO_LIMIT_MS,
+      );
+      expect(finished).toBe(true);
+      const written = JSON.parse(readFileSync(report, "utf8")) as {
+        complete: boolean;
+        figures: { toolCalls: number; dangling: number };
+        truth: GroundTruth;
+      };
+      expect(written.complete).toBe(true);
+      truth = written.truth;
+      // Prometheus has the final counters once a scrape after the run agrees with the report.
+      await until(
+        "a scrape of the final counters",
+        async () => {
+          const [total] = await query(
+            prometheus,
+            "sum(tool_call_resilience_tool_calls_total) + sum(tool_call_resilience_dangling_tool_calls_total)",
+          );
+          const expected = written.figures.toolCalls + written.figures.dangling;
+          return total !== undefined && Number(total.value[1]) === expected ? true : undefined;
+        },
+        20_000,
+      );
+      // ...and the recording rules have been evaluated on those samples.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    }, DEMO_LIMIT_MS + 60_000);
 
     afterAll(async () => {
       if (demo !== undefined) await stopDemo(demo);

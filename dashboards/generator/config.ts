@@ -1,18 +1,13 @@
 /**
  * The tunables of the monitoring bundle's rules and alerts, in one place. Change a value here and
- * run `npm run dashboards`: the Prometheus rules, the Grafana-managed alerts and their texts are
- * regenerated from it. The promtool unit tests (`dashboards/prometheus/rules.test.yml`) are written
- * by hand for these defaults, so they fail when a threshold changes and must be updated with it.
+ * run `npm run dashboards`: the Prometheus rules, the Grafana-managed alerts, the dashboards and
+ * their texts are regenerated from it. The promtool unit tests
+ * (`dashboards/prometheus/rules.test.yml`) are written by hand for these defaults, so they fail
+ * when a threshold or the runbook's URL changes and must be updated with it.
+ *
+ * Nothing here (nor anywhere in the generator) reads the environment: the generated files depend
+ * on this file alone, so they regenerate identically on every machine.
  */
-
-/**
- * Where the runbook is: `RUNBOOK_BASE_URL` when regenerating (so a fork can point alerts at its own
- * wiki without editing code), else the runbook shipped next to the rules.
- */
-function runbookBaseUrl(): string {
-  const fromEnvironment = process.env.RUNBOOK_BASE_URL?.trim();
-  return fromEnvironment === undefined || fromEnvironment === "" ? "runbook.md" : fromEnvironment;
-}
 
 // Grafana expands `${...}` when it reads a provisioning file; escaped here so TypeScript does not.
 const PROMETHEUS_DATASOURCE_UID = `\${PROMETHEUS_DATASOURCE_UID}`;
@@ -27,12 +22,19 @@ export const bundleConfig = Object.freeze({
   job: "tool-call-resilience",
 
   /**
-   * Base of every alert's `runbook_url`, which is `${runbookBaseUrl}#<lowercased alert name>` (the
-   * GitHub anchor of the alert's heading in `dashboards/runbook.md`). Defaults to the relative
-   * `runbook.md`; set `RUNBOOK_BASE_URL` to an absolute URL when regenerating so that
-   * notifications carry a link that opens.
+   * Where `dashboards/runbook.md` is published: the dashboards' *Runbook* link, and the base of
+   * every alert's `runbook_url`, which is `${runbookBaseUrl}#<lowercased alert name>` (the GitHub
+   * anchor of the alert's heading in the runbook).
+   *
+   * The default, the relative `runbook.md`, only resolves where the files sit next to each other
+   * (a repository browser): Grafana resolves it against its own address, and an Alertmanager or
+   * Grafana notification carries it as is, so neither opens the runbook. Operators should set an
+   * absolute URL, for example
+   * `https://github.com/<owner>/<repository>/blob/main/dashboards/runbook.md`, then run
+   * `npm run dashboards` and update the `runbook_url` expectations in
+   * `dashboards/prometheus/rules.test.yml`.
    */
-  runbookBaseUrl: runbookBaseUrl(),
+  runbookBaseUrl: "runbook.md",
 
   /** `ToolCallResilienceDanglingRatioHigh`: too many of a model's tool calls dangle. */
   danglingRatio: Object.freeze({

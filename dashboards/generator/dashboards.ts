@@ -14,7 +14,8 @@ import * as stat from "@grafana/grafana-foundation-sdk/stat";
 import * as table from "@grafana/grafana-foundation-sdk/table";
 import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 import { bundleConfig } from "./config.js";
-import { labels, series, values } from "./names.js";
+import { labels, overflowSelector, series, values } from "./names.js";
+import { share } from "./promql.js";
 
 /** Uid of the overview dashboard: stable, so links and bookmarks survive a re-import. */
 export const OVERVIEW_DASHBOARD_UID = "tool-call-resilience-overview";
@@ -239,11 +240,8 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
     [],
     select("modelCalls", equals(labels.outcome, values.outcomeFailedOpen)),
   );
-  const overflowSeries = `{${[
-    equals(labels.scope, values.scope),
-    equals(labels.overflow, "true"),
-    matchesVariable(labels.job, "job"),
-  ].join(", ")}}`;
+  // The selector the CardinalityOverflow alert counts: one series per overflowing instrument.
+  const overflowSeries = overflowSelector(matchesVariable(labels.job, "job"));
   const sinceStart = "counted since each process started";
   return statRow([
     {
@@ -262,7 +260,7 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
       title: "Dangling rate",
       description: `Dangling tool calls per tool call issued, ${sinceStart}.`,
       unit: "percentunit",
-      expr: `(${dangling} or vector(0)) / ${toolCalls}`,
+      expr: share(dangling, toolCalls),
     },
     {
       title: "Failed-open model calls",
@@ -274,7 +272,7 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
     {
       title: "Overflow series",
       description:
-        "Series of this library merged into an overflow series because an instrument passed its cardinality limit: from then on its per-label numbers (per thread, mostly) are incomplete. See the runbook.",
+        "Overflow series of this library, one per instrument and process that passed its cardinality limit (as the CardinalityOverflow alert counts them): from then on that instrument's per-label numbers (per thread, mostly) are incomplete. See the runbook.",
       unit: "short",
       expr: `count(${overflowSeries}) or vector(0)`,
       alarm: redFromOne,
@@ -282,10 +280,11 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
   ]);
 }
 
+/** Dangling calls per tool call issued, 0 (not "No data") for a model or tool with none. */
 function danglingRate(select: Select, by: readonly string[]): string {
   const dangling = sumBy(by, rate(select("danglingToolCalls")));
   const toolCalls = sumBy(by, rate(select("toolCalls")));
-  return `${dangling} / ${toolCalls}`;
+  return share(dangling, toolCalls);
 }
 
 function danglingRatePanels(select: Select): timeseries.PanelBuilder[] {
@@ -318,7 +317,7 @@ function repairPanels(select: Select): timeseries.PanelBuilder[] {
       "Share of model calls repaired",
       "Model calls whose request needed a repair before the model saw it, per model. Without persist, a thread with a dangling call is repaired again on every later call.",
       "percentunit",
-      [query("A", `${repaired} / ${all}`, legend(labels.model, labels.provider))],
+      [query("A", share(repaired, all), legend(labels.model, labels.provider))],
       8,
     ),
     timeSeries(
@@ -378,7 +377,8 @@ function topThreadsBarGauge(select: Select): bargauge.PanelBuilder {
 
 /**
  * A table of three instant queries (tool calls, dangling calls and their ratio) per `by`, on the
- * raw counters: totals since each process started, the figures the demo prints.
+ * raw counters: totals since each process started, the figures the demo prints. The ratio is a
+ * plain division, not {@link share}: the end-to-end test compares it with the demo's own figures.
  */
 function totalsTable(title: string, select: Select, by: readonly string[]): table.PanelBuilder {
   const toolCalls = sumBy(by, select("toolCalls"));

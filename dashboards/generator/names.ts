@@ -72,3 +72,31 @@ export const values = {
   outcomeFailedOpen: OUTCOME_VALUE_FAILED_OPEN,
   otherTool: TOOL_NAME_VALUE_OTHER,
 } as const;
+
+/**
+ * The series that carry an instrument's overflow, one each: the counters and the histogram's
+ * `_count` (its `_bucket` and `_sum` series would count the same overflow again).
+ */
+export const overflowSeries: readonly string[] = Object.freeze([
+  series.modelCalls,
+  series.toolCalls,
+  series.danglingToolCalls,
+  series.repairs,
+  series.threadDanglingToolCalls,
+  series.repairDurationCount,
+]);
+
+/**
+ * The overflow series of the library's instruments, one per overflowing instrument and process:
+ * the selector both the `ToolCallResilienceCardinalityOverflow` alert and the overview's
+ * *Overflow series* stat count. `matchers` are appended (the dashboards add their `job` filter).
+ */
+export function overflowSelector(...matchers: readonly string[]): string {
+  const all = [
+    `__name__=~"${overflowSeries.join("|")}"`,
+    `${labels.scope}="${values.scope}"`,
+    `${labels.overflow}="true"`,
+    ...matchers,
+  ];
+  return `{${all.join(", ")}}`;
+}

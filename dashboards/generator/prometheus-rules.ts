@@ -7,7 +7,8 @@
  */
 import { stringify } from "yaml";
 import { bundleConfig } from "./config.js";
-import { labels, series, values } from "./names.js";
+import { labels, overflowSelector, series, values } from "./names.js";
+import { share } from "./promql.js";
 
 /** Severity of an alert, as the `severity` label carries it. */
 export type Severity = "critical" | "warning" | "info";
@@ -102,8 +103,7 @@ function levelRules(level: string, grouping: readonly string[]) {
   // 0, not missing, so that a spike from a clean baseline is still a spike.
   const ratio = (numerator: RuleDefinition, denominator: RuleDefinition, window: string) => ({
     record: `${level}:${dangling}:ratio_rate${window}`,
-    build: (context: Context) =>
-      `(${use(numerator, context)} or ${use(denominator, context)} * 0) / ${use(denominator, context)}`,
+    build: (context: Context) => share(use(numerator, context), use(denominator, context)),
   });
   const toolCallsShort = rate(series.toolCalls, SHORT_WINDOW);
   const danglingShort = rate(series.danglingToolCalls, SHORT_WINDOW);
@@ -126,8 +126,18 @@ const tool = levelRules("tool", [labels.job, labels.tool]);
 
 const repairedRatio: RuleDefinition = {
   record: `model:${metricOf(series.modelCalls)}:repaired_ratio_rate${SHORT_WINDOW}`,
+  // A model never repaired has no repaired series: its share is 0, not missing.
   build: ({ offset }) =>
-    `${sumRate(modelGrouping, series.modelCalls, SHORT_WINDOW, offset, `{${labels.outcome}="${values.outcomeRepaired}"}`)} / ${sumRate(modelGrouping, series.modelCalls, SHORT_WINDOW, offset)}`,
+    share(
+      sumRate(
+        modelGrouping,
+        series.modelCalls,
+        SHORT_WINDOW,
+        offset,
+        `{${labels.outcome}="${values.outcomeRepaired}"}`,
+      ),
+      sumRate(modelGrouping, series.modelCalls, SHORT_WINDOW, offset),
+    ),
 };
 
 const repairDurationP99: RuleDefinition = {
@@ -200,16 +210,6 @@ function spikeCondition(level: ReturnType<typeof levelRules>, source: Source): s
 
 const spikeTail = `dangled over the last 5 minutes, more than ${spikeSettings.factor} times its share over the hour before the last ${spikeSettings.baselineOffset}, at over ${spikeSettings.minimumDanglingRate} dangling calls per second.`;
 
-/** The counters and the histogram's `_count`: one overflow series each (buckets would repeat it). */
-const overflowCandidates = [
-  series.modelCalls,
-  series.toolCalls,
-  series.danglingToolCalls,
-  series.repairs,
-  series.threadDanglingToolCalls,
-  series.repairDurationCount,
-];
-
 const jobUp = `up{${labels.job}="${bundleConfig.job}"} == 1`;
 
 const alertDefinitions: readonly AlertDefinition[] = [
@@ -246,8 +246,7 @@ const alertDefinitions: readonly AlertDefinition[] = [
     alert: "ToolCallResilienceCardinalityOverflow",
     severity: "info",
     for: bundleConfig.cardinalityOverflow.for,
-    condition: () =>
-      `count by (${labels.job}) ({__name__=~"${overflowCandidates.join("|")}", ${labels.scope}="${values.scope}", ${labels.overflow}="true"})`,
+    condition: () => `count by (${labels.job}) (${overflowSelector()})`,
     summary: "A tool-call-resilience instrument reached its cardinality limit.",
     description: `Job ${template(labels.job)} exposes {{ $value }} overflow series (${labels.overflow}="true") of tool-call-resilience: new attribute sets, usually threads, are counted there without their labels until the process restarts.`,
   },

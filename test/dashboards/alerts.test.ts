@@ -3,7 +3,7 @@
  * a runbook section that exists, and the Grafana-managed copy matches the Prometheus alerts.
  */
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { bundleConfig } from "../../dashboards/generator/config.js";
 import {
@@ -11,12 +11,13 @@ import {
   grafanaTemplate,
   renderGrafanaAlerting,
 } from "../../dashboards/generator/grafana-alerting.js";
-import { series } from "../../dashboards/generator/names.js";
+import { overflowSelector, overflowSeries, series } from "../../dashboards/generator/names.js";
 import {
   alertRules,
   recordingRules,
   renderPrometheusRules,
 } from "../../dashboards/generator/prometheus-rules.js";
+import { share } from "../../dashboards/generator/promql.js";
 
 const runbook = readFileSync(new URL("../../dashboards/runbook.md", import.meta.url), "utf8");
 
@@ -284,27 +285,67 @@ describe("Grafana-managed alerts", () => {
   });
 });
 
-describe("runbook base URL", () => {
-  afterEach(() => {
-    vi.unstubAllEnvs();
-    vi.resetModules();
+describe("shares", () => {
+  /** Whether an expression is `share(numerator, denominator)`, whatever its operands. */
+  function isShare(expr: string): boolean {
+    const match = /^\((.+) or (.+) \* 0\) \/ \2$/.exec(expr);
+    return match !== null && share(match[1] ?? "", match[2] ?? "") === expr;
+  }
+
+  it("are written numerator or denominator * 0, over the denominator", () => {
+    expect(share("a", "b")).toBe("(a or b * 0) / b");
+    expect(isShare(share("sum by (job) (x)", "sum by (job) (y)"))).toBe(true);
+    expect(isShare("sum by (job) (x) / sum by (job) (y)")).toBe(false);
   });
 
-  it("comes from RUNBOOK_BASE_URL when it is set at generation time", async () => {
-    vi.stubEnv("RUNBOOK_BASE_URL", "https://example.com/runbook");
-    vi.resetModules();
-    const generator = await import("../../dashboards/generator/prometheus-rules.js");
-    expect(generator.runbookUrl("ToolCallResilienceDanglingSpike")).toBe(
-      "https://example.com/runbook#toolcallresiliencedanglingspike",
+  const ratios = recordingRules.filter((rule) => /:\w*ratio_rate\w+$/.test(rule.record));
+
+  it("cover the dangling ratios per model and per tool and the repaired share", () => {
+    expect(ratios.map((rule) => rule.record).sort()).toEqual([
+      "model:tool_call_resilience_dangling_tool_calls:ratio_rate1h",
+      "model:tool_call_resilience_dangling_tool_calls:ratio_rate5m",
+      "model:tool_call_resilience_model_calls:repaired_ratio_rate5m",
+      "tool:tool_call_resilience_dangling_tool_calls:ratio_rate1h",
+      "tool:tool_call_resilience_dangling_tool_calls:ratio_rate5m",
+    ]);
+  });
+
+  it.each(ratios)("$record is 0, not missing, without a numerator series", (rule) => {
+    expect(isShare(rule.expr), rule.expr).toBe(true);
+  });
+});
+
+describe("cardinality overflow", () => {
+  const alert = alertRules.find((rule) => rule.alert === "ToolCallResilienceCardinalityOverflow");
+
+  it("counts one series per instrument: the counters and the histogram's _count", () => {
+    expect([...overflowSeries].sort()).toEqual(
+      [
+        series.modelCalls,
+        series.toolCalls,
+        series.danglingToolCalls,
+        series.repairs,
+        series.threadDanglingToolCalls,
+        series.repairDurationCount,
+      ].sort(),
+    );
+    expect(overflowSeries).not.toContain(series.repairDurationBucket);
+    expect(overflowSeries).not.toContain(series.repairDurationSum);
+  });
+
+  it("selects the overflow series of the library's scope, with extra matchers last", () => {
+    const selector = overflowSelector('job=~"$job"');
+    expect(selector).toBe(
+      `{__name__=~"${overflowSeries.join("|")}", otel_scope_name="tool-call-resilience", otel_metric_overflow="true", job=~"$job"}`,
     );
   });
 
-  it("is the runbook next to the rules otherwise", async () => {
-    vi.stubEnv("RUNBOOK_BASE_URL", "");
-    vi.resetModules();
-    const generator = await import("../../dashboards/generator/prometheus-rules.js");
-    expect(generator.runbookUrl("ToolCallResilienceDanglingSpike")).toBe(
-      "runbook.md#toolcallresiliencedanglingspike",
-    );
+  it("alerts on that selector, in both expressions", () => {
+    expect(alert?.expr).toBe(`count by (job) (${overflowSelector()})`);
+    expect(alert?.rawExpr).toBe(alert?.expr);
+  });
+
+  it("is investigated in the runbook with the same selector", () => {
+    expect(runbook).toContain(`count by (__name__, instance) (${overflowSelector()})`);
   });
 });

@@ -6,7 +6,8 @@ import {
   renderDashboards,
   THREADS_DASHBOARD_UID,
 } from "../../dashboards/generator/dashboards.js";
-import { labels, series } from "../../dashboards/generator/names.js";
+import { labels, overflowSelector, series } from "../../dashboards/generator/names.js";
+import { share } from "../../dashboards/generator/promql.js";
 
 interface GridPos {
   x: number;
@@ -26,6 +27,7 @@ interface Panel {
   gridPos: GridPos;
   datasource?: { type?: string; uid?: string };
   targets?: Target[];
+  fieldConfig?: { defaults?: { unit?: string } };
 }
 interface Variable {
   name: string;
@@ -182,6 +184,60 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
         );
       }
     });
+  });
+});
+
+/** Whether an expression is `share(numerator, denominator)`, whatever its operands. */
+function isShare(expr: string): boolean {
+  const match = /^\((.+) or (.+) \* 0\) \/ \2$/.exec(expr);
+  return match !== null && share(match[1] ?? "", match[2] ?? "") === expr;
+}
+
+/** The totals tables keep a plain division: the end-to-end test compares it with ground truth. */
+const TOTALS_TABLES = new Set(["Totals per model", "Totals per tool"]);
+
+describe("the shares", () => {
+  const sharePanels = dashboards.flatMap(({ dashboard }) =>
+    dataPanels(dashboard).filter((panel) => panel.fieldConfig?.defaults?.unit === "percentunit"),
+  );
+
+  it("are the dangling rates (overall, per model, per tool) and the share repaired", () => {
+    expect(sharePanels.map((panel) => panel.title).sort()).toEqual([
+      "Dangling rate",
+      "Dangling rate per model",
+      "Dangling rate per tool",
+      "Share of model calls repaired",
+    ]);
+  });
+
+  it.each(sharePanels.map((panel) => [panel.title, panel] as const))(
+    "%s is 0, not No data, without a numerator series: the recording rules' share()",
+    (_title, panel) => {
+      const targets = panel.targets ?? [];
+      expect(targets.length).toBeGreaterThan(0);
+      for (const target of targets) expect(isShare(target.expr), target.expr).toBe(true);
+    },
+  );
+
+  it("leave no other division than the totals tables' ratio", () => {
+    for (const { dashboard } of dashboards) {
+      for (const panel of dataPanels(dashboard)) {
+        if (TOTALS_TABLES.has(panel.title)) continue;
+        for (const target of panel.targets ?? []) {
+          if (target.expr.includes(" / ")) expect(isShare(target.expr), panel.title).toBe(true);
+        }
+      }
+    }
+  });
+});
+
+describe("the overview's Overflow series stat", () => {
+  it("counts what ToolCallResilienceCardinalityOverflow counts, in the chosen jobs", () => {
+    const overview = dashboardAt("grafana/tool-call-resilience-overview.json");
+    const panel = overview.panels.find((candidate) => candidate.title === "Overflow series");
+    expect(panel?.targets?.map((target) => target.expr)).toEqual([
+      `count(${overflowSelector('job=~"$job"')}) or vector(0)`,
+    ]);
   });
 });
 

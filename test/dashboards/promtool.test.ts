@@ -7,10 +7,9 @@
  * `REQUIRE_PROMETHEUS=1` (CI) a missing promtool fails them instead.
  */
 import { type ExecFileException, execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
 import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -20,28 +19,14 @@ import {
   renderPrometheusRules,
   toYaml,
 } from "../../dashboards/generator/prometheus-rules.js";
+import { findOnPath } from "../../demo/prometheus-server.js";
 
 const prometheusDirectory = fileURLToPath(new URL("../../dashboards/prometheus/", import.meta.url));
 const recordingFile = join(prometheusDirectory, "recording-rules.yml");
 const alertsFile = join(prometheusDirectory, "alerts.yml");
 const unitTestsFile = join(prometheusDirectory, "rules.test.yml");
 
-/** Absolute path of the first executable `name` on the PATH, if any. */
-function onPath(name: string): string | undefined {
-  for (const directory of (process.env.PATH ?? "").split(delimiter)) {
-    if (directory === "") continue;
-    const candidate = join(directory, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not here; try the next directory.
-    }
-  }
-  return undefined;
-}
-
-const promtool = onPath("promtool");
+const promtool = findOnPath("promtool");
 const required = process.env.REQUIRE_PROMETHEUS === "1";
 // Skipped only when nobody asked for promtool; when required, the tests run and fail loudly.
 const skip = promtool === undefined && !required;

@@ -77,14 +77,11 @@ export const values = {
  * The series that carry an instrument's overflow, one each: the counters and the histogram's
  * `_count` (its `_bucket` and `_sum` series would count the same overflow again).
  */
-export const overflowSeries: readonly string[] = Object.freeze([
-  series.modelCalls,
-  series.toolCalls,
-  series.danglingToolCalls,
-  series.repairs,
-  series.threadDanglingToolCalls,
-  series.repairDurationCount,
-]);
+export const overflowSeries: readonly string[] = Object.freeze(
+  Object.values(series).filter(
+    (name) => name !== series.repairDurationBucket && name !== series.repairDurationSum,
+  ),
+);
 
 /**
  * The overflow series of the library's instruments, one per overflowing instrument and process:

@@ -7,7 +7,7 @@ import {
   THREADS_DASHBOARD_UID,
 } from "../../dashboards/generator/dashboards.js";
 import { labels, overflowSelector, series } from "../../dashboards/generator/names.js";
-import { share } from "../../dashboards/generator/promql.js";
+import { isShare } from "../helpers/promql.js";
 
 interface GridPos {
   x: number;
@@ -186,12 +186,6 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     });
   });
 });
-
-/** Whether an expression is `share(numerator, denominator)`, whatever its operands. */
-function isShare(expr: string): boolean {
-  const match = /^\((.+) or (.+) \* 0\) \/ \2$/.exec(expr);
-  return match !== null && share(match[1] ?? "", match[2] ?? "") === expr;
-}
 
 /** The totals tables keep a plain division: the end-to-end test compares it with ground truth. */
 const TOTALS_TABLES = new Set(["Totals per model", "Totals per tool"]);

@@ -32,12 +32,20 @@ function listOf(value: unknown): readonly unknown[] {
  * may carry `role` instead (`"assistant"`, `"tool"`), as may a generic `ChatMessage`.
  */
 export function messageKindOf(message: unknown): MessageKind {
-  const fields = fieldsOf(message);
-  if (fields === undefined) return MessageKind.Other;
-  let type = fields.type;
-  if (typeof type !== "string" || type === "generic") type = fields.role;
-  if (type === "ai" || type === "assistant") return MessageKind.Ai;
+  // Nullish entries are junk; any other value can be read (a primitive has no `type`).
+  if (message == null) return MessageKind.Other;
+  const type = (message as Fields).type;
+  // The common LangChain types first: this runs for every message before every model call.
+  if (type === "ai") return MessageKind.Ai;
   if (type === "tool") return MessageKind.Tool;
+  if (type === "human" || type === "system") return MessageKind.Other;
+  return messageKindByRole(message as Fields, type);
+}
+
+function messageKindByRole(fields: Fields, type: unknown): MessageKind {
+  const name = typeof type !== "string" || type === "generic" ? fields.role : type;
+  if (name === "ai" || name === "assistant") return MessageKind.Ai;
+  if (name === "tool") return MessageKind.Tool;
   return MessageKind.Other;
 }
 

@@ -25,6 +25,7 @@ import {
   type RepairOptions,
   type RepairPolicy,
 } from "./policy.js";
+import { firstUnsoundIndex } from "./well-formed.js";
 
 /** What a repair did. */
 export type RepairKind = "placeholder_inserted" | "result_moved" | "orphan_dropped" | "id_assigned";
@@ -127,10 +128,9 @@ export function repairToolCalls<T>(
   if (!Array.isArray(messages)) return { messages: messages as T[], repairs: NO_REPAIRS };
   const start = windowStart(messages.length, resolved.window);
   const keepUnmatched = keepsUnmatchedResults(resolved, start);
-  if (isWellFormed(messages, start, keepUnmatched)) {
-    return { messages: messages as T[], repairs: NO_REPAIRS };
-  }
-  return rebuild(messages, start, resolved, context);
+  const unsound = firstUnsoundIndex(messages, start, keepUnmatched);
+  if (unsound === messages.length) return { messages: messages as T[], repairs: NO_REPAIRS };
+  return rebuild(messages, start, unsound, resolved, context);
 }
 
 function resolvePolicy(policy: RepairPolicy | RepairOptions | undefined): RepairPolicy {
@@ -151,103 +151,6 @@ function keepsUnmatchedResults(policy: RepairPolicy, start: number): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The clean path: allocation-free. Every AI message's calls must be answered by the tool messages
-// directly after it. A tool message that answers no call of its group (a stray) is fine only when
-// the policy keeps unmatched results: once every earlier group is complete, it can answer nothing.
-
-/** Above this many calls in one message, the group check uses a set instead of nested loops. */
-const NESTED_LOOP_LIMIT = 32;
-
-function isWellFormed(messages: readonly unknown[], start: number, keepStrays: boolean): boolean {
-  const end = messages.length;
-  let index = start;
-  while (index < end) {
-    const message = messages[index];
-    const kind = messageKindOf(message);
-    if (kind === MessageKind.Tool && !keepStrays) return false;
-    let groupEnd = index + 1;
-    if (kind === MessageKind.Ai) {
-      while (groupEnd < end && messageKindOf(messages[groupEnd]) === MessageKind.Tool) groupEnd++;
-      const callCount = toolCallCountOf(message);
-      const answered =
-        callCount > NESTED_LOOP_LIMIT
-          ? groupAnswersManyCalls(messages, message, callCount, index + 1, groupEnd, keepStrays)
-          : groupAnswersCalls(messages, message, callCount, index + 1, groupEnd, keepStrays);
-      if (!answered) return false;
-    }
-    index = groupEnd;
-  }
-  return true;
-}
-
-function groupAnswersCalls(
-  messages: readonly unknown[],
-  ai: unknown,
-  callCount: number,
-  groupStart: number,
-  groupEnd: number,
-  keepStrays: boolean,
-): boolean {
-  for (let position = 0; position < callCount; position++) {
-    const call = toolCallAt(ai, position);
-    if (!isToolCallEntry(call)) continue;
-    const id = toolCallIdOf(call);
-    if (id === undefined || !groupHasResult(messages, id, groupStart, groupEnd)) return false;
-  }
-  if (keepStrays) return true;
-  for (let result = groupStart; result < groupEnd; result++) {
-    const id = answeredToolCallIdOf(messages[result]);
-    if (id === undefined || !makesCall(ai, id, callCount)) return false;
-    if (groupHasResult(messages, id, groupStart, result)) return false; // answered twice
-  }
-  return true;
-}
-
-/** The same check for a message with very many parallel calls, linear instead of quadratic. */
-function groupAnswersManyCalls(
-  messages: readonly unknown[],
-  ai: unknown,
-  callCount: number,
-  groupStart: number,
-  groupEnd: number,
-  keepStrays: boolean,
-): boolean {
-  const unanswered = new Set<string>();
-  for (let position = 0; position < callCount; position++) {
-    const call = toolCallAt(ai, position);
-    if (!isToolCallEntry(call)) continue;
-    const id = toolCallIdOf(call);
-    if (id === undefined) return false;
-    unanswered.add(id);
-  }
-  for (let result = groupStart; result < groupEnd; result++) {
-    const id = answeredToolCallIdOf(messages[result]);
-    const answersCall = id !== undefined && unanswered.delete(id);
-    if (!answersCall && !keepStrays) return false; // a stray, or a call answered twice
-  }
-  return unanswered.size === 0;
-}
-
-function groupHasResult(
-  messages: readonly unknown[],
-  id: string,
-  from: number,
-  to: number,
-): boolean {
-  for (let index = from; index < to; index++) {
-    if (answeredToolCallIdOf(messages[index]) === id) return true;
-  }
-  return false;
-}
-
-function makesCall(ai: unknown, id: string, callCount: number): boolean {
-  for (let call = 0; call < callCount; call++) {
-    if (toolCallIdOf(toolCallAt(ai, call)) === id) return true;
-  }
-  return false;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The repair path: match every result to a call, then rebuild.
 
 /** One distinct call of an AI message, and what answers it. */
@@ -260,6 +163,10 @@ interface CallSlot {
   answeredBy: number;
   /** Whether that tool message stands somewhere other than the group right after the call. */
   misplaced: boolean;
+  /** The next call made later with the same id (ids reused across turns), oldest first. */
+  laterWithSameId: CallSlot | undefined;
+  /** On the first slot of such a chain: its last slot, where the next reuse is appended. */
+  lastWithSameId: CallSlot;
 }
 
 interface AiEntry {
@@ -267,49 +174,91 @@ interface AiEntry {
   readonly message: unknown;
   /** The distinct calls, in call order. */
   readonly slots: CallSlot[];
-  readonly slotsById: Map<string, CallSlot>;
-  /** Ids given to calls that had none, by call position. */
-  readonly assignedIds: Map<number, string>;
+  /** Ids given to calls that had none, by call position; absent when none was needed. */
+  assignedIds: Map<number, string> | undefined;
+  /** The slots by id, built only for messages with many calls. */
+  slotsById: Map<string, CallSlot> | undefined;
 }
 
-/** The unanswered calls with one id, oldest first; `head` skips those answered since. */
-interface PendingCalls {
-  readonly slots: CallSlot[];
-  head: number;
+const NO_ASSIGNED_IDS: ReadonlyMap<number, string> = new Map();
+
+/** Above this many calls in one message, its slots are looked up in a map rather than a list. */
+const LINEAR_LOOKUP_LIMIT = 8;
+
+/**
+ * The calls no result has claimed yet, by id: the oldest slot of each chain of slots with that
+ * id. Allocation on the repair path is one slot per call and one entry per AI message, so that
+ * repairing a long history costs little more than reading it.
+ */
+class UnansweredCalls {
+  readonly #oldest = new Map<string, CallSlot>();
+
+  add(slot: CallSlot): void {
+    const first = this.#oldest.get(slot.id);
+    if (first === undefined) {
+      this.#oldest.set(slot.id, slot);
+      return;
+    }
+    first.lastWithSameId.laterWithSameId = slot;
+    first.lastWithSameId = slot;
+  }
+
+  /** The earliest call with this id that no result has claimed yet. */
+  earliest(id: string): CallSlot | undefined {
+    const first = this.#oldest.get(id);
+    let slot = first;
+    while (slot !== undefined && slot.answeredBy >= 0) slot = slot.laterWithSameId;
+    if (slot !== first && first !== undefined) {
+      if (slot === undefined) {
+        this.#oldest.delete(id);
+      } else {
+        slot.lastWithSameId = first.lastWithSameId;
+        this.#oldest.set(id, slot);
+      }
+    }
+    return slot;
+  }
 }
 
-/** The fate of a message in the window, by input index; the default, 0, is "emit as it is". */
+/** What becomes of a message in the window, by input index; absent means "emit as it is". */
 const Fate = { Consumed: 1, Dropped: 2 } as const;
+type Fate = (typeof Fate)[keyof typeof Fate];
 
 interface Analysis {
   readonly entries: Map<number, AiEntry>;
-  readonly fates: Uint8Array;
+  readonly fates: Map<number, Fate>;
   /** Whether anything needs repair under the policy. */
   readonly needsRepair: boolean;
 }
 
-function analyze(messages: readonly unknown[], start: number, policy: RepairPolicy): Analysis {
+/**
+ * Matches results to calls from `from` on, the first message the clean path could not vouch for;
+ * what stands before it is well formed and stays as it is. Ids are assigned unique across the
+ * whole window, from `start`.
+ */
+function analyze(
+  messages: readonly unknown[],
+  start: number,
+  from: number,
+  policy: RepairPolicy,
+): Analysis {
   const entries = new Map<number, AiEntry>();
-  const fates = new Uint8Array(messages.length - start);
-  const pending = new Map<string, PendingCalls>();
+  const fates = new Map<number, Fate>();
+  const unanswered = new UnansweredCalls();
   const ids = new AssignedIds(messages, start);
   const keepUnmatched = keepsUnmatchedResults(policy, start);
   let needsRepair = false;
   let groupOwner: AiEntry | undefined;
 
-  for (let index = start; index < messages.length; index++) {
+  for (let index = from; index < messages.length; index++) {
     const message = messages[index];
     const kind = messageKindOf(message);
     if (kind === MessageKind.Ai) {
       groupOwner = collectCalls(message, index, ids);
       if (groupOwner === undefined) continue;
       entries.set(index, groupOwner);
-      if (groupOwner.assignedIds.size > 0) needsRepair = true;
-      for (const slot of groupOwner.slots) {
-        const queue = pending.get(slot.id);
-        if (queue === undefined) pending.set(slot.id, { slots: [slot], head: 0 });
-        else queue.slots.push(slot);
-      }
+      if (groupOwner.assignedIds !== undefined) needsRepair = true;
+      for (const slot of groupOwner.slots) unanswered.add(slot);
       continue;
     }
     if (kind !== MessageKind.Tool) {
@@ -317,21 +266,23 @@ function analyze(messages: readonly unknown[], start: number, policy: RepairPoli
       continue;
     }
     const id = answeredToolCallIdOf(message);
-    const slot = id === undefined ? undefined : claimCall(id, groupOwner, pending);
+    const slot = id === undefined ? undefined : claimCall(id, groupOwner, unanswered);
     if (slot !== undefined) {
       slot.answeredBy = index;
       slot.misplaced = slot.owner !== groupOwner;
       if (slot.misplaced && policy.misplaced === "regroup") {
-        fates[index - start] = Fate.Consumed;
+        fates.set(index, Fate.Consumed);
         needsRepair = true;
       }
     } else if (!keepUnmatched) {
-      fates[index - start] = Fate.Dropped;
+      fates.set(index, Fate.Dropped);
       needsRepair = true;
     }
   }
-  for (const entry of entries.values()) {
-    if (entry.slots.some((slot) => slot.answeredBy < 0)) needsRepair = true;
+  if (!needsRepair) {
+    for (const entry of entries.values()) {
+      if (entry.slots.some((slot) => slot.answeredBy < 0)) needsRepair = true;
+    }
   }
   return { entries, fates, needsRepair };
 }
@@ -386,8 +337,8 @@ function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | u
     index,
     message: ai,
     slots: [],
-    slotsById: new Map(),
-    assignedIds: new Map(),
+    assignedIds: undefined,
+    slotsById: undefined,
   };
   for (let position = 0; position < callCount; position++) {
     const call = toolCallAt(ai, position);
@@ -395,8 +346,9 @@ function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | u
     let id = toolCallIdOf(call);
     if (id === undefined) {
       id = ids.next(index, position);
+      entry.assignedIds ??= new Map();
       entry.assignedIds.set(position, id);
-    } else if (entry.slotsById.has(id)) {
+    } else if (ownSlot(entry, id) !== undefined) {
       continue;
     }
     const slot: CallSlot = {
@@ -406,11 +358,26 @@ function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | u
       call,
       answeredBy: -1,
       misplaced: false,
+      laterWithSameId: undefined,
+      lastWithSameId: undefined as unknown as CallSlot,
     };
+    slot.lastWithSameId = slot;
     entry.slots.push(slot);
-    entry.slotsById.set(id, slot);
+    entry.slotsById?.set(id, slot);
   }
   return entry;
+}
+
+/** The call of this AI message with this id, if it made one. */
+function ownSlot(entry: AiEntry, id: string): CallSlot | undefined {
+  const { slots } = entry;
+  if (slots.length <= LINEAR_LOOKUP_LIMIT) {
+    for (const slot of slots) if (slot.id === id) return slot;
+    return undefined;
+  }
+  // Built once; collectCalls adds each later slot to it.
+  entry.slotsById ??= new Map(slots.map((slot) => [slot.id, slot]));
+  return entry.slotsById.get(id);
 }
 
 /**
@@ -421,16 +388,11 @@ function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | u
 function claimCall(
   id: string,
   groupOwner: AiEntry | undefined,
-  pending: Map<string, PendingCalls>,
+  unanswered: UnansweredCalls,
 ): CallSlot | undefined {
-  const own = groupOwner?.slotsById.get(id);
+  const own = groupOwner === undefined ? undefined : ownSlot(groupOwner, id);
   if (own !== undefined && own.answeredBy < 0) return own;
-  const queue = pending.get(id);
-  if (queue === undefined) return undefined;
-  while (queue.head < queue.slots.length && (queue.slots[queue.head] as CallSlot).answeredBy >= 0) {
-    queue.head++;
-  }
-  return queue.slots[queue.head];
+  return unanswered.earliest(id);
 }
 
 function reasonOf(slot: CallSlot): PlaceholderReason {
@@ -454,13 +416,14 @@ function localeOf(context: RepairContext | undefined, policy: RepairPolicy): str
 function rebuild<T>(
   messages: readonly T[],
   start: number,
+  from: number,
   policy: RepairPolicy,
   context: RepairContext | undefined,
 ): RepairResult<T> {
-  const { entries, fates, needsRepair } = analyze(messages, start, policy);
+  const { entries, fates, needsRepair } = analyze(messages, start, from, policy);
   if (!needsRepair) return { messages: messages as T[], repairs: NO_REPAIRS };
 
-  const output: unknown[] = messages.slice(0, start);
+  const output: unknown[] = messages.slice(0, from);
   const repairs: ToolCallRepair[] = [];
   let locale: { readonly tag: string | undefined } | undefined;
 
@@ -484,8 +447,8 @@ function rebuild<T>(
     output.push(createPlaceholder(slot, reason, text, policy.markSynthetic));
   };
 
-  for (let index = start; index < messages.length; index++) {
-    const fate = fates[index - start];
+  for (let index = from; index < messages.length; index++) {
+    const fate = fates.get(index);
     const message = messages[index];
     if (fate === Fate.Dropped) {
       repairs.push({
@@ -502,7 +465,8 @@ function rebuild<T>(
       output.push(message);
       continue;
     }
-    for (const [position, id] of entry.assignedIds) {
+    const assignedIds = entry.assignedIds ?? NO_ASSIGNED_IDS;
+    for (const [position, id] of assignedIds) {
       repairs.push({
         kind: "id_assigned",
         toolCallId: id,
@@ -511,7 +475,7 @@ function rebuild<T>(
         outputIndex: output.length,
       });
     }
-    output.push(withToolCallIds(message, entry.assignedIds));
+    output.push(withToolCallIds(message, assignedIds));
 
     if (policy.misplaced === "keep") {
       // As the original design: placeholders directly after the AI message, nothing else moves.
@@ -536,7 +500,7 @@ function rebuild<T>(
           outputIndex: output.length,
         });
       }
-      fates[slot.answeredBy - start] = Fate.Consumed;
+      fates.set(slot.answeredBy, Fate.Consumed);
       output.push(messages[slot.answeredBy]);
     }
   }

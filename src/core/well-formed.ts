@@ -1,0 +1,201 @@
+/**
+ * The engine's clean path: how far a history is well formed. It runs before every model call, so
+ * it allocates nothing and reads each message about as often as a plain loop over the history
+ * would. It may be cautious: a group it cannot vouch for cheaply (reused ids within one message,
+ * results in another order than their calls with duplicates) is reported as where the careful
+ * analysis must start, and that analysis decides.
+ */
+import {
+  answeredToolCallIdOf,
+  isToolCallEntry,
+  MessageKind,
+  messageKindOf,
+  toolCallAt,
+  toolCallCountOf,
+  toolCallIdOf,
+} from "./messages.js";
+
+type Fields = Record<string, unknown>;
+
+const NO_CALLS: readonly unknown[] = Object.freeze([]);
+
+/** Above this many calls in one message, the group check uses a set instead of nested loops. */
+const NESTED_LOOP_LIMIT = 32;
+
+/**
+ * The index of the first message from `start` on where the history may break the tool-call
+ * protocol, or `messages.length` when it does not: every AI message's calls are answered by the
+ * tool messages directly after it, once each. A tool message that answers no call of its group (a
+ * stray) is accepted only with `keepStrays`; otherwise its index, or its group's, is returned.
+ *
+ * Everything before the returned index is well formed, and no later message can change that:
+ * results only ever answer calls made before them, and every call before the index is answered.
+ *
+ * @example
+ * ```ts
+ * firstUnsoundIndex([human, aiCalls("c1"), toolResult("c1")], 0, false); // 3: well formed
+ * firstUnsoundIndex([human, aiCalls("c1"), human], 0, false); // 1: c1 has no result
+ * ```
+ */
+export function firstUnsoundIndex(
+  messages: readonly unknown[],
+  start: number,
+  keepStrays: boolean,
+): number {
+  const end = messages.length;
+  let index = start;
+  // The kind of messages[index]. The scan of a group carries over the kind of the message after
+  // it, so that each message is classified once.
+  let kind: MessageKind = index < end ? messageKindOf(messages[index]) : MessageKind.Other;
+  while (index < end) {
+    if (kind === MessageKind.Tool && !keepStrays) return index;
+    if (kind !== MessageKind.Ai) {
+      index++;
+      if (index < end) kind = messageKindOf(messages[index]);
+      continue;
+    }
+    let groupEnd = index + 1;
+    let next: MessageKind = MessageKind.Other;
+    while (groupEnd < end) {
+      next = messageKindOf(messages[groupEnd]);
+      if (next !== MessageKind.Tool) break;
+      groupEnd++;
+    }
+    if (!groupAnswersCalls(messages, messages[index] as Fields, index + 1, groupEnd, keepStrays)) {
+      return index;
+    }
+    index = groupEnd;
+    kind = next;
+  }
+  return end;
+}
+
+/**
+ * Whether the tool messages from `groupStart` to `groupEnd` answer each call of `ai` once. With as
+ * many results as calls, every call answered in the group and no id made twice, each result
+ * answers a different call: none is a stray or a second answer.
+ *
+ * It reads the fields of the usual message directly rather than through `messages.ts`: it runs
+ * for every AI message before every model call, where a few nanoseconds per message decide whether
+ * the check costs one read of the history or three (BENCHMARKS.md). Any other message (raw calls,
+ * content blocks, very many calls) goes to the careful readers.
+ */
+function groupAnswersCalls(
+  messages: readonly unknown[],
+  ai: Fields,
+  groupStart: number,
+  groupEnd: number,
+  keepStrays: boolean,
+): boolean {
+  let calls = ai.tool_calls as readonly unknown[];
+  if (!Array.isArray(calls) || calls.length === 0) {
+    const raw = (ai.additional_kwargs as Fields | null | undefined)?.tool_calls;
+    if (Array.isArray(raw) && raw.length > 0) {
+      return groupAnswersCallsAt(messages, ai, groupStart, groupEnd, keepStrays);
+    }
+    calls = NO_CALLS;
+  }
+  if (Array.isArray(ai.content) || calls.length > NESTED_LOOP_LIMIT) {
+    return groupAnswersCallsAt(messages, ai, groupStart, groupEnd, keepStrays);
+  }
+  if (!keepStrays && groupEnd - groupStart !== calls.length) return false;
+  for (let position = 0; position < calls.length; position++) {
+    const call = calls[position];
+    if (call === null || typeof call !== "object") {
+      // Junk in the list is no call; without strays allowed, the careful readers count the calls.
+      if (keepStrays) continue;
+      return groupAnswersCallsAt(messages, ai, groupStart, groupEnd, keepStrays);
+    }
+    const id = (call as Fields).id;
+    if (typeof id !== "string" || id === "") return false;
+    // Every message of the group is a tool message, so an object.
+    let result = groupStart;
+    while (result < groupEnd && (messages[result] as Fields).tool_call_id !== id) result++;
+    if (result === groupEnd) return false;
+  }
+  return keepStrays || calls.length < 2 || idsAreDistinct(calls);
+}
+
+function idsAreDistinct(calls: readonly unknown[]): boolean {
+  for (let later = 1; later < calls.length; later++) {
+    const id = toolCallIdOf(calls[later]);
+    for (let earlier = 0; earlier < later; earlier++) {
+      if (toolCallIdOf(calls[earlier]) === id) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The same check through the careful readers, call by call: for calls in the raw list or in
+ * content blocks, junk entries, and very many calls.
+ */
+function groupAnswersCallsAt(
+  messages: readonly unknown[],
+  ai: unknown,
+  groupStart: number,
+  groupEnd: number,
+  keepStrays: boolean,
+): boolean {
+  const callCount = toolCallCountOf(ai);
+  if (callCount > NESTED_LOOP_LIMIT) {
+    return groupAnswersManyCalls(messages, ai, callCount, groupStart, groupEnd, keepStrays);
+  }
+  for (let position = 0; position < callCount; position++) {
+    const call = toolCallAt(ai, position);
+    if (!isToolCallEntry(call)) continue;
+    const id = toolCallIdOf(call);
+    if (id === undefined || !groupHasResult(messages, id, groupStart, groupEnd)) return false;
+  }
+  if (keepStrays) return true;
+  for (let result = groupStart; result < groupEnd; result++) {
+    const id = answeredToolCallIdOf(messages[result]);
+    if (id === undefined || !makesCall(ai, id, callCount)) return false;
+    if (groupHasResult(messages, id, groupStart, result)) return false; // answered twice
+  }
+  return true;
+}
+
+/** The same check for a message with very many parallel calls, linear instead of quadratic. */
+function groupAnswersManyCalls(
+  messages: readonly unknown[],
+  ai: unknown,
+  callCount: number,
+  groupStart: number,
+  groupEnd: number,
+  keepStrays: boolean,
+): boolean {
+  const unanswered = new Set<string>();
+  for (let position = 0; position < callCount; position++) {
+    const call = toolCallAt(ai, position);
+    if (!isToolCallEntry(call)) continue;
+    const id = toolCallIdOf(call);
+    if (id === undefined) return false;
+    unanswered.add(id);
+  }
+  for (let result = groupStart; result < groupEnd; result++) {
+    const id = answeredToolCallIdOf(messages[result]);
+    const answersCall = id !== undefined && unanswered.delete(id);
+    if (!answersCall && !keepStrays) return false; // a stray, or a call answered twice
+  }
+  return unanswered.size === 0;
+}
+
+function groupHasResult(
+  messages: readonly unknown[],
+  id: string,
+  from: number,
+  to: number,
+): boolean {
+  for (let index = from; index < to; index++) {
+    if (answeredToolCallIdOf(messages[index]) === id) return true;
+  }
+  return false;
+}
+
+function makesCall(ai: unknown, id: string, callCount: number): boolean {
+  for (let call = 0; call < callCount; call++) {
+    if (toolCallIdOf(toolCallAt(ai, call)) === id) return true;
+  }
+  return false;
+}

@@ -291,15 +291,17 @@ interface Inspected<T> {
 }
 
 /**
- * Repairs one request's messages, times it and logs what it did. When the engine fails, the result
- * is absent: the caller then goes on with the original messages (fail-open).
+ * Repairs one request's messages, times it when the telemetry records, and logs what it did. When
+ * the engine fails, the result is absent: the caller then goes on with the original messages
+ * (fail-open).
  */
 function repairRequest<T>(
   repairer: Repairer,
   request: LocaleRequest & { readonly messages: readonly T[] },
 ): Inspected<T> {
   const messageCount = request.messages.length;
-  const startedAt = performance.now();
+  const timed = repairer.telemetry.isRecording();
+  const startedAt = timed ? performance.now() : 0;
   let result: RepairResult<T>;
   try {
     // A resolver runs only when a placeholder needs its text, never on a clean request.
@@ -307,7 +309,7 @@ function repairRequest<T>(
       typeof repairer.locale === "function" ? () => localeOf(repairer, request) : undefined;
     result = repairToolCalls(request.messages, repairer.policy, { locale });
   } catch (error) {
-    const endedAt = performance.now();
+    const endedAt = timed ? performance.now() : 0;
     log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
       error,
     });
@@ -323,7 +325,7 @@ function repairRequest<T>(
       },
     };
   }
-  const endedAt = performance.now();
+  const endedAt = timed ? performance.now() : 0;
   if (result.repairs.length > 0) reportRepairs(repairer, request, result.repairs);
   const outcome = result.repairs.length > 0 ? OUTCOME_VALUE_REPAIRED : OUTCOME_VALUE_CLEAN;
   return {

@@ -11,6 +11,7 @@ import {
   createNoopMeter,
   type MeterProvider,
   metrics,
+  ProxyTracerProvider,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -66,7 +67,10 @@ export type Outcome =
   | typeof OUTCOME_VALUE_REPAIRED
   | typeof OUTCOME_VALUE_FAILED_OPEN;
 
-/** One run of the engine over a request's messages, timed with `performance.now()`. */
+/**
+ * One run of the engine over a request's messages, timed with `performance.now()` (both times 0
+ * when nothing was recording as it ran).
+ */
 export interface Inspection {
   readonly outcome: Outcome;
   readonly repairs: readonly ToolCallRepair[];
@@ -120,6 +124,15 @@ interface CallLabels {
 }
 
 const NOOP_METER = createNoopMeter();
+/** What a global tracer provider delegates to while no SDK is registered. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/** False only for the API's global provider while nothing is registered behind it. */
+function isTracing(provider: TracerProvider): boolean {
+  return (
+    !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_TRACER_PROVIDER
+  );
+}
 /** The attributes of the per-thread counter's overflow series, as the SDK writes its own. */
 const THREAD_OVERFLOW = Object.freeze({ [ATTR_METRIC_OVERFLOW]: true });
 const toolNameSets = new WeakMap<readonly unknown[], ReadonlySet<string>>();
@@ -142,6 +155,20 @@ export class RepairTelemetry {
 
   constructor(settings: TelemetrySettings) {
     this.#settings = settings;
+  }
+
+  /**
+   * Whether an inspection would be recorded now: by a meter provider other than the no-op one, or
+   * by a tracer provider that has one to delegate to. The middleware times the engine only then,
+   * since reading the clock costs more than checking a clean history of a few messages.
+   */
+  isRecording(): boolean {
+    try {
+      if (this.#metricsTarget()?.instruments !== undefined) return true;
+      return isTracing(this.#settings.tracerProvider ?? trace.getTracerProvider());
+    } catch {
+      return true; // Recording reports its own failures.
+    }
   }
 
   /**

@@ -1,0 +1,58 @@
+/**
+ * The end-to-end figure: one `createAgent` step (input, model node, answer) on a clean history,
+ * with and without our middleware, around a model that answers at once, so that everything the
+ * step costs apart from the model is what is compared.
+ */
+
+import {
+  type BaseChatModelParams,
+  SimpleChatModel,
+} from "@langchain/core/language_models/chat_models";
+import type { BaseMessage } from "@langchain/core/messages";
+import { AIMessage } from "@langchain/core/messages";
+import { createAgent } from "langchain";
+import { danglingToolCallMiddleware } from "../src/index.js";
+
+/** A chat model that answers every call at once with the same text. */
+class AnsweringModel extends SimpleChatModel {
+  constructor(params: BaseChatModelParams = {}) {
+    super(params);
+  }
+
+  _llmType(): string {
+    return "answering-fake";
+  }
+
+  async _call(): Promise<string> {
+    return "Done.";
+  }
+
+  /** The agent binds its (empty) tool list; this model ignores tools. */
+  override bindTools(): this {
+    return this;
+  }
+}
+
+/**
+ * A function that runs one agent step on `history` and resolves to the number of messages the
+ * step ended with (the history and the answer).
+ */
+export function agentStep(
+  history: readonly BaseMessage[],
+  withMiddleware: boolean,
+): () => Promise<number> {
+  const agent = createAgent({
+    model: new AnsweringModel(),
+    tools: [],
+    middleware: withMiddleware ? [danglingToolCallMiddleware({ logger: false })] : [],
+  });
+  const input = { messages: [...history] };
+  return async () => {
+    const state = await agent.invoke(input);
+    const last = state.messages.at(-1);
+    if (!AIMessage.isInstance(last) || last.text !== "Done.") {
+      throw new Error("the agent step did not end with the model's answer");
+    }
+    return state.messages.length;
+  };
+}

@@ -1,0 +1,305 @@
+/**
+ * `npm run bench [-- --quick]`: every contender on every workload in one run, printed as one
+ * table of medians and ratios, then one PASS or FAIL line per target. Exits 1 when a target fails,
+ * 2 on a bad option.
+ */
+import { cpus } from "node:os";
+import { parseArgs } from "node:util";
+import type { BaseMessage } from "@langchain/core/messages";
+import { metrics } from "@opentelemetry/api";
+import { do_not_optimize } from "mitata";
+import { startTelemetry } from "../src/setup/index.js";
+import { METRIC_MODEL_CALLS } from "../src/telemetry/semconv.js";
+import { freePort, scrape } from "../test/helpers/prometheus.js";
+import { agentStep } from "./agent-step.js";
+import {
+  answeringHandler,
+  engine,
+  ourHook,
+  peerHook,
+  readHistory,
+  requestFor,
+  type WrapModelCall,
+} from "./contenders.js";
+import { buildHistory, SHAPES, type Workload } from "./histories.js";
+import { type Effort, FULL_EFFORT, medianNs, paired, QUICK_EFFORT } from "./measure.js";
+import { bytesPerCall } from "./memory.js";
+import { formatTable, type Row } from "./report.js";
+import {
+  type Comparison,
+  count,
+  evaluateTargets,
+  type Measurements,
+  type WorkloadComparison,
+} from "./targets.js";
+
+const USAGE = `Usage: npm run bench [-- --quick]
+
+Measures the repair engine and the middleware against a floor loop, the deepagents peer and a
+createAgent step without the middleware, then checks the targets of BENCHMARKS.md.
+
+  --quick   shorter samples and fewer rounds: about a minute instead of several
+  --help    this text`;
+
+const SIZES = [10, 100, 1_000, 10_000, 100_000] as const;
+/**
+ * The peer's check is quadratic: at 100,000 messages one call takes 10 to 20 s and allocates
+ * gigabytes, so a quick run leaves it out there (the full run measures it).
+ */
+const QUICK_PEER_MAX_SIZE = 10_000;
+/** A contender slower than this per call is timed in a few plain runs, not in paired rounds. */
+const SLOW_CALL_NS = 2e6;
+
+async function main(): Promise<number> {
+  let quick: boolean;
+  try {
+    const { values } = parseArgs({
+      options: { quick: { type: "boolean", default: false }, help: { type: "boolean" } },
+      strict: true,
+    });
+    if (values.help === true) {
+      console.log(USAGE);
+      return 0;
+    }
+    quick = values.quick;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const effort = quick ? QUICK_EFFORT : FULL_EFFORT;
+  const startedAt = performance.now();
+  console.log(machineLine(quick));
+
+  const rows: Row[] = [];
+  const engineVsFloor: WorkloadComparison[] = [];
+  const middlewareVsPeer: WorkloadComparison[] = [];
+  const noTelemetry = metrics.getMeterProvider();
+
+  for (const size of SIZES) {
+    for (const shape of SHAPES) {
+      const workload = buildHistory(size, shape);
+      const { messages } = workload;
+      const peerRuns = !quick || size <= QUICK_PEER_MAX_SIZE;
+      checkContendersAgree(workload, peerRuns);
+      const run = engine();
+      const floor = await compare(
+        "engine",
+        () => do_not_optimize(run(messages)),
+        "floor",
+        () => do_not_optimize(readHistory(messages)),
+        effort,
+      );
+      engineVsFloor.push({ ...floor, shape, size });
+      const request = requestFor(messages);
+      const ours = ourHook();
+      const peer = peerHook();
+      const { handler } = answeringHandler();
+      if (!peerRuns) {
+        rows.push({
+          workload: `${shape}, ${count(size)}`,
+          cells: [floor.baselineNs, floor.subjectNs, undefined, undefined],
+          ratios: [floor.ratio, undefined],
+        });
+        progress(`${shape}, ${count(size)} (peer not run: quick)`, startedAt);
+        continue;
+      }
+      const versusPeer = await compare(
+        "middleware",
+        () => ours(request, handler),
+        "peer",
+        () => peer(request, handler),
+        effort,
+      );
+      middlewareVsPeer.push({ ...versusPeer, shape, size });
+      rows.push({
+        workload: `${shape}, ${count(size)}`,
+        cells: [floor.baselineNs, floor.subjectNs, versusPeer.subjectNs, versusPeer.baselineNs],
+        ratios: [floor.ratio, versusPeer.ratio],
+      });
+      progress(`${shape}, ${count(size)}`, startedAt);
+    }
+  }
+
+  const window = await windowComparison(effort);
+  progress("window", startedAt);
+  const bytes = measureAllocation(quick);
+  progress("allocation", startedAt);
+
+  // With the OpenTelemetry Node SDK and its Prometheus reader registered globally.
+  const port = await freePort();
+  const telemetry = await startTelemetry({ port });
+  let agentStepComparison: Comparison;
+  const telemetryRows: Comparison[] = [];
+  try {
+    for (const [size, shape] of [
+      [100, "clean"],
+      [100, "one-dangling"],
+      [10_000, "clean"],
+    ] as const) {
+      const { messages } = buildHistory(size, shape);
+      const request = requestFor(messages);
+      const recording = ourHook();
+      const silent = ourHook({ meterProvider: noTelemetry });
+      const { handler } = answeringHandler();
+      telemetryRows.push({
+        ...(await compare(
+          `middleware, telemetry on (${shape}, ${count(size)})`,
+          () => recording(request, handler),
+          "telemetry off",
+          () => silent(request, handler),
+          effort,
+        )),
+      });
+    }
+    progress("telemetry", startedAt);
+    const history = buildHistory(100, "clean").messages;
+    const withMiddleware = agentStep(history, true);
+    const without = agentStep(history, false);
+    agentStepComparison = await compare(
+      "createAgent step, middleware + telemetry (clean, 100)",
+      withMiddleware,
+      "without the middleware",
+      without,
+      effort,
+    );
+    progress("agent step", startedAt);
+    await checkTelemetryRecorded(telemetry.metricsUrl);
+  } finally {
+    await telemetry.shutdown();
+  }
+
+  const measured: Measurements = {
+    engineVsFloor,
+    middlewareVsPeer,
+    window,
+    agentStep: agentStepComparison,
+    bytesPerCall: bytes,
+  };
+  console.log(formatTable(rows, [window, ...telemetryRows, agentStepComparison], bytes));
+  const verdicts = evaluateTargets(measured);
+  console.log("");
+  for (const verdict of verdicts) {
+    console.log(`${verdict.pass ? "PASS" : "FAIL"}  ${verdict.target}: ${verdict.measured}`);
+  }
+  const seconds = (performance.now() - startedAt) / 1000;
+  console.log(
+    `\n${verdicts.filter((v) => v.pass).length}/${verdicts.length} targets met in ${seconds.toFixed(0)} s.`,
+  );
+  return verdicts.every((verdict) => verdict.pass) ? 0 : 1;
+}
+
+function progress(step: string, startedAt: number): void {
+  const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
+  process.stderr.write(`  ${seconds.padStart(6)} s  ${step}\n`);
+}
+
+function machineLine(quick: boolean): string {
+  const cpu = cpus()[0]?.model.trim() ?? "unknown CPU";
+  return `Node ${process.version} on ${cpu}, ${cpus().length} cores; ${quick ? "quick" : "full"} run`;
+}
+
+/**
+ * Times `subject` against `baseline`: in alternating rounds (see measure.ts), or, when a call of
+ * either takes milliseconds, in a few plain runs of each, where a slow machine moment is small
+ * against the call itself.
+ */
+async function compare(
+  subject: string,
+  runSubject: () => unknown,
+  baseline: string,
+  runBaseline: () => unknown,
+  effort: Effort,
+): Promise<Comparison> {
+  const probe = Math.max(await timeOnce(runSubject), await timeOnce(runBaseline));
+  if (probe < SLOW_CALL_NS) {
+    const result = await paired(runSubject, runBaseline, effort);
+    return { subject, baseline, ...result };
+  }
+  const slow = { ...effort, minSamples: 2, sampleTimeNs: 0, rounds: 1 };
+  const subjectNs = await medianNs(runSubject, slow);
+  const baselineNs = await medianNs(runBaseline, slow);
+  return { subject, baseline, subjectNs, baselineNs, ratio: subjectNs / baselineNs };
+}
+
+async function timeOnce(run: () => unknown): Promise<number> {
+  const started = performance.now();
+  await run();
+  return (performance.now() - started) * 1e6;
+}
+
+/**
+ * Runs both hooks once on the workload and checks that they hand the model the same number of
+ * messages, with the workload's dangling calls answered: the two do the same job, or the
+ * comparison means nothing.
+ */
+function checkContendersAgree(workload: Workload, withPeer: boolean): void {
+  const request = requestFor(workload.messages);
+  const expected = workload.messages.length + workload.dangling;
+  const hooks: [string, WrapModelCall][] = [["middleware", ourHook()]];
+  if (withPeer) hooks.push(["peer", peerHook()]);
+  for (const [name, hook] of hooks) {
+    const { handler, lastReceived } = answeringHandler();
+    void hook(request, handler);
+    if (lastReceived().length !== expected) {
+      throw new Error(
+        `${name} sent ${lastReceived().length} messages on ${workload.shape} ${workload.messages.length}, expected ${expected}`,
+      );
+    }
+  }
+}
+
+async function windowComparison(effort: Effort): Promise<Comparison> {
+  const large = buildHistory(100_000, "clean").messages;
+  const small = buildHistory(100, "clean").messages;
+  const windowed = engine(50);
+  const result = await paired(
+    () => do_not_optimize(windowed(large)),
+    () => do_not_optimize(windowed(small)),
+    effort,
+  );
+  return {
+    subject: "engine, window 50 (clean, 100,000)",
+    baseline: "window 50 (clean, 100)",
+    ...result,
+  };
+}
+
+function measureAllocation(quick: boolean): Measurements["bytesPerCall"] {
+  const sizes = [100, 1_000, 10_000, 100_000];
+  const histories = new Map<number, readonly BaseMessage[]>(
+    sizes.map((size) => [size, buildHistory(size, "clean").messages]),
+  );
+  const calls = quick ? 200 : 2_000;
+  const run = engine();
+  const hook = ourHook();
+  const { handler } = answeringHandler();
+  return [
+    {
+      contender: "engine",
+      bySize: new Map(
+        sizes.map((size) => {
+          const messages = histories.get(size) as readonly BaseMessage[];
+          return [size, bytesPerCall(() => run(messages), calls, quick ? 3 : 5)];
+        }),
+      ),
+    },
+    {
+      contender: "middleware",
+      bySize: new Map(
+        sizes.map((size) => {
+          const request = requestFor(histories.get(size) as readonly BaseMessage[]);
+          return [size, bytesPerCall(() => hook(request, handler), calls, quick ? 3 : 5)];
+        }),
+      ),
+    },
+  ];
+}
+
+/** The telemetry-on rows mean something only if the middleware really recorded through the SDK. */
+async function checkTelemetryRecorded(metricsUrl: string): Promise<void> {
+  const name = `${METRIC_MODEL_CALLS.replaceAll(".", "_")}_total`;
+  if ((await scrape(metricsUrl)).sum(name) === 0)
+    throw new Error(`no ${name} at ${metricsUrl}: the telemetry recorded nothing`);
+}
+
+process.exitCode = await main();

@@ -17,6 +17,7 @@ import {
   toolMessageNameOf,
   withToolCallIds,
 } from "./messages.js";
+import { findMissingResults, type MissingResultsGroup } from "./missing-results.js";
 import { placeholderText } from "./placeholder.js";
 import {
   createRepairPolicy,
@@ -91,6 +92,8 @@ export const ASSIGNED_ID_PREFIX = "tcr_";
 
 const NO_REPAIRS: readonly ToolCallRepair[] = Object.freeze([]);
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 /**
  * Finds and repairs broken tool-call protocol in a chat history: calls without results get a
  * placeholder tool message in the group right after their AI message; results separated from their
@@ -130,7 +133,27 @@ export function repairToolCalls<T>(
   const keepUnmatched = keepsUnmatchedResults(resolved, start);
   const unsound = firstUnsoundIndex(messages, start, keepUnmatched);
   if (unsound === messages.length) return { messages: messages as T[], repairs: NO_REPAIRS };
+  const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound);
+  if (missing !== undefined) return insertPlaceholders(messages, missing, resolved, context);
   return rebuild(messages, start, unsound, resolved, context);
+}
+
+/**
+ * The engine without its shortcuts: the careful analysis of the whole window, every time. Not part
+ * of the public surface; the tests hold {@link repairToolCalls} to giving the same result.
+ *
+ * @example
+ * ```ts
+ * expect(repairToolCalls(history)).toEqual(repairToolCallsCarefully(history));
+ * ```
+ */
+export function repairToolCallsCarefully<T>(
+  messages: readonly T[],
+  policy?: RepairPolicy | RepairOptions,
+): RepairResult<T> {
+  const resolved = resolvePolicy(policy);
+  const start = windowStart(messages.length, resolved.window);
+  return rebuild(messages, start, start, resolved, undefined);
 }
 
 function resolvePolicy(policy: RepairPolicy | RepairOptions | undefined): RepairPolicy {
@@ -395,8 +418,8 @@ function claimCall(
   return unanswered.earliest(id);
 }
 
-function reasonOf(slot: CallSlot): PlaceholderReason {
-  return hasInvalidArguments(slot.owner.message, slot.call) ? "invalid_arguments" : "interrupted";
+function reasonOf(message: unknown, call: unknown): PlaceholderReason {
+  return hasInvalidArguments(message, call) ? "invalid_arguments" : "interrupted";
 }
 
 /**
@@ -413,6 +436,89 @@ function localeOf(context: RepairContext | undefined, policy: RepairPolicy): str
   }
 }
 
+/** Writes placeholders, with their repair records, to the end of an output being built. */
+class Placeholders {
+  readonly #policy: RepairPolicy;
+  readonly #context: RepairContext | undefined;
+  readonly #output: unknown[];
+  readonly #repairs: ToolCallRepair[];
+  /** The locale of this call, resolved at the first placeholder. */
+  #locale: { readonly tag: string | undefined } | undefined;
+
+  constructor(
+    policy: RepairPolicy,
+    context: RepairContext | undefined,
+    output: unknown[],
+    repairs: ToolCallRepair[],
+  ) {
+    this.#policy = policy;
+    this.#context = context;
+    this.#output = output;
+    this.#repairs = repairs;
+  }
+
+  /** A placeholder for the call `call` (id `id`, tool `name`) of the AI message at `aiIndex`. */
+  append(ai: unknown, aiIndex: number, call: unknown, id: string, name: string): void {
+    const reason = reasonOf(ai, call);
+    this.#locale ??= { tag: localeOf(this.#context, this.#policy) };
+    const { text, error } = placeholderText(
+      this.#policy.placeholder,
+      { toolName: name, toolCallId: id, reason },
+      this.#locale.tag,
+    );
+    const repair: Mutable<ToolCallRepair> = {
+      kind: "placeholder_inserted",
+      toolCallId: id,
+      toolName: name,
+      reason,
+      callIndex: aiIndex,
+      outputIndex: this.#output.length,
+    };
+    if (error !== undefined) repair.placeholderError = error;
+    this.#repairs.push(repair);
+    this.#output.push(createPlaceholder(id, name, reason, text, this.#policy.markSynthetic));
+  }
+}
+
+/**
+ * The repair of a history whose only faults are calls without results: each such group is
+ * written in call order, results where they exist and placeholders where they do not, and every
+ * other message is copied as it is. The same output as {@link rebuild} gives, at the cost of a copy.
+ */
+function insertPlaceholders<T>(
+  messages: readonly T[],
+  groups: readonly MissingResultsGroup[],
+  policy: RepairPolicy,
+  context: RepairContext | undefined,
+): RepairResult<T> {
+  const first = groups[0];
+  if (first === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
+  const output: unknown[] = messages.slice(0, first.aiIndex);
+  const repairs: ToolCallRepair[] = [];
+  const placeholders = new Placeholders(policy, context, output, repairs);
+  let copied = first.aiIndex;
+  for (const group of groups) {
+    for (let index = copied; index <= group.aiIndex; index++) output.push(messages[index]);
+    const ai = messages[group.aiIndex];
+    // With `misplaced: "keep"` nothing moves: placeholders go right after the AI message and the
+    // results stay where they are; otherwise the group is written in the order of the calls.
+    const keepOrder = policy.misplaced === "keep";
+    for (let position = 0; position < group.calls.length; position++) {
+      const result = group.resultIndexes[position] as number;
+      if (result >= 0) {
+        if (!keepOrder) output.push(messages[result]);
+        continue;
+      }
+      const call = group.calls[position];
+      const id = toolCallIdOf(call) as string;
+      placeholders.append(ai, group.aiIndex, call, id, toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME);
+    }
+    copied = keepOrder ? group.aiIndex + 1 : group.end;
+  }
+  for (let index = copied; index < messages.length; index++) output.push(messages[index]);
+  return { messages: output as Array<T | ToolMessage>, repairs };
+}
+
 function rebuild<T>(
   messages: readonly T[],
   start: number,
@@ -425,27 +531,9 @@ function rebuild<T>(
 
   const output: unknown[] = messages.slice(0, from);
   const repairs: ToolCallRepair[] = [];
-  let locale: { readonly tag: string | undefined } | undefined;
-
-  const emitPlaceholder = (slot: CallSlot) => {
-    const reason = reasonOf(slot);
-    locale ??= { tag: localeOf(context, policy) };
-    const { text, error } = placeholderText(
-      policy.placeholder,
-      { toolName: slot.name, toolCallId: slot.id, reason },
-      locale.tag,
-    );
-    repairs.push({
-      kind: "placeholder_inserted",
-      toolCallId: slot.id,
-      toolName: slot.name,
-      reason,
-      callIndex: slot.owner.index,
-      outputIndex: output.length,
-      ...(error === undefined ? {} : { placeholderError: error }),
-    });
-    output.push(createPlaceholder(slot, reason, text, policy.markSynthetic));
-  };
+  const placeholders = new Placeholders(policy, context, output, repairs);
+  const emitPlaceholder = (slot: CallSlot) =>
+    placeholders.append(slot.owner.message, slot.owner.index, slot.call, slot.id, slot.name);
 
   for (let index = from; index < messages.length; index++) {
     const fate = fates.get(index);
@@ -527,20 +615,22 @@ export const SYNTHETIC_MARKER = "synthetic";
 export const SYNTHETIC_REASON_KEY = "synthetic_reason";
 
 function createPlaceholder(
-  slot: CallSlot,
+  id: string,
+  name: string,
   reason: PlaceholderReason,
   text: string,
   markSynthetic: boolean,
 ): ToolMessage {
-  return new ToolMessage({
+  const fields: ConstructorParameters<typeof ToolMessage>[0] & object = {
     content: text,
-    tool_call_id: slot.id,
-    name: slot.name,
+    tool_call_id: id,
+    name,
     status: "error",
-    ...(markSynthetic
-      ? { response_metadata: { [SYNTHETIC_MARKER]: true, [SYNTHETIC_REASON_KEY]: reason } }
-      : {}),
-  });
+  };
+  if (markSynthetic) {
+    fields.response_metadata = { [SYNTHETIC_MARKER]: true, [SYNTHETIC_REASON_KEY]: reason };
+  }
+  return new ToolMessage(fields);
 }
 
 /**

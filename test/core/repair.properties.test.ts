@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRepairPolicy } from "../../src/core/policy.js";
-import { repairToolCalls } from "../../src/core/repair.js";
+import { repairToolCalls, repairToolCallsCarefully } from "../../src/core/repair.js";
 import {
   assignedLookingHistoryArb,
   brokenHistoryArb,
@@ -522,5 +522,53 @@ describe("repairToolCalls properties", () => {
     expect(rates.duplicateIds).toBeGreaterThan(0.1);
     expect(rates.reusedIds).toBeGreaterThan(0.3);
     expect(rates.long).toBeGreaterThan(0.1);
+  });
+});
+
+describe("repairToolCalls' shortcuts", () => {
+  /** A clean history with some results taken out, as a stop or a timeout leaves it. */
+  const stoppedHistoryArb = fc
+    .tuple(cleanHistoryArb, fc.array(fc.boolean(), { minLength: 60, maxLength: 60 }))
+    .map(([history, keep]) =>
+      history.filter((message, index) => kindOf(message) !== "tool" || keep[index % keep.length]),
+    );
+
+  function expectSameRepair(history: unknown[], options: Parameters<typeof createRepairPolicy>[0]) {
+    const policy = createRepairPolicy(options);
+    const fast = repairToolCalls(history, policy);
+    const careful = repairToolCallsCarefully(history, policy);
+    expect(fast.repairs).toEqual(careful.repairs);
+    expect(fast.messages).toHaveLength(careful.messages.length);
+    const input = new Set(history);
+    careful.messages.forEach((message, index) => {
+      const other = fast.messages[index];
+      if (input.has(message)) {
+        expect(other).toBe(message);
+        return;
+      }
+      const fields = (value: unknown) => {
+        const { content, tool_call_id, name, status, response_metadata } = value as Fields;
+        return { type: kindOf(value), content, tool_call_id, name, status, response_metadata };
+      };
+      expect(fields(other)).toEqual(fields(message));
+    });
+  }
+
+  it("give the careful analysis' result when results are missing and nothing else is wrong", () => {
+    fc.assert(
+      fc.property(stoppedHistoryArb, repairOptionsArb, (history, options) => {
+        expectSameRepair(history, options);
+      }),
+      RUNS,
+    );
+  });
+
+  it("give the careful analysis' result on any broken history", () => {
+    fc.assert(
+      fc.property(brokenHistoryArb, repairOptionsArb, (history, options) => {
+        expectSameRepair(history, options);
+      }),
+      RUNS,
+    );
   });
 });

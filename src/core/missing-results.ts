@@ -1,0 +1,98 @@
+/**
+ * The usual break, found cheaply: AI messages whose calls lack results and have no other fault
+ * (the user pressed stop, a run timed out). Such a history is repaired by inserting placeholders
+ * in those groups alone, without matching every result of the history to its call. Anything else
+ * (a stray or misplaced result, a reused or missing id, calls outside `tool_calls`) is left to the
+ * careful analysis, which decides every case.
+ */
+import {
+  answeredToolCallIdOf,
+  isToolCallEntry,
+  MessageKind,
+  messageKindOf,
+  toolCallIdOf,
+} from "./messages.js";
+import { firstUnsoundIndex } from "./well-formed.js";
+
+/** A group whose only fault is calls without results. */
+export interface MissingResultsGroup {
+  /** Index of the AI message. */
+  readonly aiIndex: number;
+  /** Index just after the group's last tool message. */
+  readonly end: number;
+  /** The message's calls, in order: objects with distinct, non-empty ids. */
+  readonly calls: readonly unknown[];
+  /** For each call, the index of the tool message in the group that answers it, or -1. */
+  readonly resultIndexes: readonly number[];
+}
+
+/** Above this many calls in one message, the careful analysis handles the group. */
+const CALL_LIMIT = 32;
+
+type Fields = Record<string, unknown>;
+
+/**
+ * Every group that is not well formed, from `firstUnsound` (the index {@link firstUnsoundIndex}
+ * gave) on, when each one's only fault is calls without results; `undefined` as soon as one has
+ * any other fault. Stray results must count as faults
+ * (the policy drops them, and the window starts at the first message), since a stray could be the
+ * misplaced result of a call found missing here.
+ *
+ * @example
+ * ```ts
+ * findMissingResults([aiCalls("c1", "c2"), toolResult("c2"), human("Stop")], 0);
+ * // [{ aiIndex: 0, end: 2, calls: [c1, c2], resultIndexes: [-1, 1] }]
+ * ```
+ */
+export function findMissingResults(
+  messages: readonly unknown[],
+  firstUnsound: number,
+): MissingResultsGroup[] | undefined {
+  const groups: MissingResultsGroup[] = [];
+  let unsound = firstUnsound;
+  while (unsound < messages.length) {
+    const group = missingResultsAt(messages, unsound);
+    if (group === undefined) return undefined;
+    groups.push(group);
+    unsound = firstUnsoundIndex(messages, group.end, false);
+  }
+  return groups;
+}
+
+function missingResultsAt(
+  messages: readonly unknown[],
+  aiIndex: number,
+): MissingResultsGroup | undefined {
+  const ai = messages[aiIndex];
+  if (messageKindOf(ai) !== MessageKind.Ai) return undefined;
+  const fields = ai as Fields;
+  const calls = fields.tool_calls;
+  if (!Array.isArray(calls) || calls.length === 0 || calls.length > CALL_LIMIT) return undefined;
+  if (Array.isArray(fields.content)) return undefined; // Calls may also stand in content blocks.
+  for (let position = 0; position < calls.length; position++) {
+    const id = isToolCallEntry(calls[position]) ? toolCallIdOf(calls[position]) : undefined;
+    if (id === undefined) return undefined;
+    for (let earlier = 0; earlier < position; earlier++) {
+      if (toolCallIdOf(calls[earlier]) === id) return undefined;
+    }
+  }
+  let end = aiIndex + 1;
+  while (end < messages.length && messageKindOf(messages[end]) === MessageKind.Tool) end++;
+  const resultIndexes: number[] = new Array(calls.length).fill(-1);
+  for (let result = aiIndex + 1; result < end; result++) {
+    const id = answeredToolCallIdOf(messages[result]);
+    const position = id === undefined ? -1 : positionOf(calls, id);
+    // A stray, or a second answer to one call: it may belong to another call.
+    if (position < 0 || (resultIndexes[position] as number) >= 0) return undefined;
+    resultIndexes[position] = result;
+  }
+  if (end - aiIndex - 1 === calls.length) return undefined; // Nothing is missing: not ours.
+  return { aiIndex, end, calls, resultIndexes };
+}
+
+function positionOf(calls: readonly unknown[], id: string): number {
+  for (let position = 0; position < calls.length; position++) {
+    if (toolCallIdOf(calls[position]) === id) return position;
+  }
+  return -1;
+}

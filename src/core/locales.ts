@@ -145,6 +145,22 @@ function catalogKey(tag: string): CatalogLocale | undefined {
  */
 export function resolveCatalogLocale(tag: string | undefined): CatalogLocale {
   if (typeof tag !== "string" || tag === "") return DEFAULT_LOCALE;
+  const known = resolvedTags.get(tag);
+  if (known !== undefined) return known;
+  const resolved = resolveTag(tag);
+  // Tags come from requests, so the memory is bounded: the oldest tag is forgotten first.
+  if (resolvedTags.size >= RESOLVED_TAG_LIMIT) {
+    resolvedTags.delete(resolvedTags.keys().next().value as string);
+  }
+  resolvedTags.set(tag, resolved);
+  return resolved;
+}
+
+/** How many tags {@link resolveCatalogLocale} remembers: resolving one through `Intl` takes microseconds. */
+const RESOLVED_TAG_LIMIT = 256;
+const resolvedTags = new Map<string, CatalogLocale>();
+
+function resolveTag(tag: string): CatalogLocale {
   const locale = canonicalTag(tag);
   if (locale === undefined) return DEFAULT_LOCALE;
   const { language, region } = locale;

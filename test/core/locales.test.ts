@@ -76,4 +76,11 @@ describe("locale fallback", () => {
     expect(resolveCatalogLocale(tag)).toBe("en");
     expect(catalogText("interrupted", tag)).toBe(PLACEHOLDER_CATALOG.en.interrupted);
   });
+
+  it("resolves a tag the same way however many other tags were resolved since", () => {
+    expect(resolveCatalogLocale("de-AT")).toBe("de");
+    for (let region = 0; region < 400; region++) resolveCatalogLocale(`fr-${region}`);
+    expect(resolveCatalogLocale("de-AT")).toBe("de");
+    expect(resolveCatalogLocale("fr-419")).toBe("fr");
+  });
 });

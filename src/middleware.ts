@@ -21,6 +21,7 @@ import { PendingInspections } from "./telemetry/pending-inspections.js";
 import {
   type Inspection,
   type ObservedModelCall,
+  type Recording,
   RepairTelemetry,
   type TelemetryPart,
 } from "./telemetry/recorder.js";
@@ -298,16 +299,19 @@ interface Inspected<T> {
 function repairRequest<T>(
   repairer: Repairer,
   request: LocaleRequest & { readonly messages: readonly T[] },
+  recording: Recording,
 ): Inspected<T> {
   const messageCount = request.messages.length;
-  const timed = repairer.telemetry.isRecording();
+  const timed = recording.metrics?.instruments !== undefined || recording.tracing;
   const startedAt = timed ? performance.now() : 0;
   let result: RepairResult<T>;
   try {
     // A resolver runs only when a placeholder needs its text, never on a clean request.
-    const locale =
-      typeof repairer.locale === "function" ? () => localeOf(repairer, request) : undefined;
-    result = repairToolCalls(request.messages, repairer.policy, { locale });
+    const context =
+      typeof repairer.locale === "function"
+        ? { locale: () => localeOf(repairer, request) }
+        : undefined;
+    result = repairToolCalls(request.messages, repairer.policy, context);
   } catch (error) {
     const endedAt = timed ? performance.now() : 0;
     log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
@@ -326,7 +330,10 @@ function repairRequest<T>(
     };
   }
   const endedAt = timed ? performance.now() : 0;
-  if (result.repairs.length > 0) reportRepairs(repairer, request, result.repairs);
+  // A silenced logger gets nothing, so nothing is written for it either.
+  if (result.repairs.length > 0 && repairer.logger !== SILENT) {
+    reportRepairs(repairer, request, result.repairs);
+  }
   const outcome = result.repairs.length > 0 ? OUTCOME_VALUE_REPAIRED : OUTCOME_VALUE_CLEAN;
   return {
     result,
@@ -467,11 +474,11 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
     // then arrives clean and wrapModelCall passes it on as it is.
     beforeModel: persist
       ? (state, runtime) => {
-          const { result, inspection } = repairRequest(repairer, {
-            messages: state.messages,
-            state,
-            runtime,
-          });
+          const { result, inspection } = repairRequest(
+            repairer,
+            { messages: state.messages, state, runtime },
+            repairer.telemetry.lookUp(),
+          );
           if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
           // The model call that follows reports it, with the model and tools this hook lacks.
           waitingForModelCall.add(threadIdOf({ runtime }), inspection);
@@ -484,8 +491,10 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
     wrapModelCall: (request, handler) => {
       const call = observedCall(request);
       const persisted = persist ? waitingForModelCall.take(call.threadId) : [];
-      const { result, inspection } = repairRequest(repairer, request);
+      const recording = repairer.telemetry.lookUp();
+      const { result, inspection } = repairRequest(repairer, request, recording);
       const countsResponse = repairer.telemetry.recordModelCall(
+        recording,
         call,
         persisted.length === 0 ? [inspection] : [...persisted, inspection],
       );

@@ -81,6 +81,12 @@ export interface Inspection {
   readonly error?: unknown;
 }
 
+/** What records a model call, as {@link RepairTelemetry.lookUp} found it at the call's start. */
+export interface Recording {
+  readonly metrics: MetricsTarget | undefined;
+  readonly tracing: boolean;
+}
+
 /** What the telemetry reads from a model request. */
 export interface ObservedModelCall {
   readonly model: unknown;
@@ -107,7 +113,8 @@ export interface TelemetrySettings {
   readonly onFailure: (error: unknown, part: TelemetryPart) => void;
 }
 
-interface MetricsTarget {
+/** The instruments of one meter provider, and the memories shared with it. */
+export interface MetricsTarget {
   readonly provider: MeterProvider;
   /** `undefined` when the provider is the no-op one: nothing is recorded, nothing is computed. */
   readonly instruments: RepairInstruments | undefined;
@@ -152,23 +159,38 @@ export class RepairTelemetry {
   readonly #settings: TelemetrySettings;
   #metrics: MetricsTarget | undefined;
   #tracer: { readonly provider: TracerProvider; readonly tracer: Tracer } | undefined;
+  /** The last call labelled, and its labels. */
+  #labelled: { readonly call: ObservedModelCall; readonly labels: CallLabels } | undefined;
 
   constructor(settings: TelemetrySettings) {
     this.#settings = settings;
   }
 
   /**
-   * Whether an inspection would be recorded now: by a meter provider other than the no-op one, or
-   * by a tracer provider that has one to delegate to. The middleware times the engine only then,
-   * since reading the clock costs more than checking a clean history of a few messages.
+   * What would record a model call now: the meter provider's instruments (absent for the no-op
+   * provider) and whether a tracer provider has one to delegate to. Looked up once per model
+   * call, since the global providers are looked up through the API's registry each time. Never
+   * throws: a failing lookup is reported and counts as recording, so that the failure is met
+   * again, and reported, where the recording happens.
    */
-  isRecording(): boolean {
+  lookUp(): Recording {
+    let metrics: MetricsTarget | undefined;
+    let tracing = true;
     try {
-      if (this.#metricsTarget()?.instruments !== undefined) return true;
-      return isTracing(this.#settings.tracerProvider ?? trace.getTracerProvider());
-    } catch {
-      return true; // Recording reports its own failures.
+      metrics = this.#metricsTarget();
+    } catch (error) {
+      this.#settings.onFailure(error, "metrics");
     }
+    try {
+      tracing = this.#isTracing();
+    } catch {
+      // Left true: recording the span reports the failure.
+    }
+    return { metrics, tracing };
+  }
+
+  #isTracing(): boolean {
+    return isTracing(this.#settings.tracerProvider ?? trace.getTracerProvider());
   }
 
   /**
@@ -177,32 +199,32 @@ export class RepairTelemetry {
    * `traceAllCalls`). Returns whether metrics are being recorded: `false` with the no-op meter
    * provider (no SDK), so the caller need not even wait for the response to count its tool calls.
    */
-  recordModelCall(call: ObservedModelCall, inspections: readonly Inspection[]): boolean {
-    let labels: CallLabels | undefined;
-    const labelsOf = () => {
-      labels ??= this.#labelsOf(call);
-      return labels;
-    };
-    let recording = false;
-    try {
-      const target = this.#metricsTarget();
-      if (target?.instruments !== undefined) {
-        recording = true;
-        this.#recordMetrics(target, call, inspections, labelsOf());
+  recordModelCall(
+    recording: Recording,
+    call: ObservedModelCall,
+    inspections: readonly Inspection[],
+  ): boolean {
+    const target = recording.metrics;
+    const metered = target?.instruments !== undefined;
+    if (metered) {
+      try {
+        this.#recordMetrics(target as MetricsTarget, call, inspections, this.#labelsOf(call));
+      } catch (error) {
+        this.#settings.onFailure(error, "metrics");
       }
-    } catch (error) {
-      this.#settings.onFailure(error, "metrics");
     }
+    // Without a tracer behind the global one, a span would be a no-op built for nothing.
+    if (!recording.tracing) return metered;
     for (const inspection of inspections) {
       const traced = inspection.outcome !== OUTCOME_VALUE_CLEAN || this.#settings.traceAllCalls;
       if (!traced) continue;
       try {
-        this.#recordSpan(call, inspection, labelsOf);
+        this.#recordSpan(call, inspection);
       } catch (error) {
         this.#settings.onFailure(error, "tracing");
       }
     }
-    return recording;
+    return metered;
   }
 
   /** Counts the tool calls of a model response: the denominator of the dangling rate. */
@@ -210,11 +232,10 @@ export class RepairTelemetry {
     try {
       const target = this.#metricsTarget();
       if (target?.instruments === undefined) return;
-      let labels: CallLabels | undefined;
       for (const message of aiMessagesOf(response)) {
         const count = toolCallCountOf(message);
         for (let index = 0; index < count; index++) {
-          labels ??= this.#labelsOf(call);
+          const labels = this.#labelsOf(call);
           const name = toolCallNameOf(toolCallAt(message, index));
           target.instruments.toolCalls.add(1, {
             [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
@@ -275,7 +296,7 @@ export class RepairTelemetry {
     }
   }
 
-  #recordSpan(call: ObservedModelCall, inspection: Inspection, labelsOf: () => CallLabels): void {
+  #recordSpan(call: ObservedModelCall, inspection: Inspection): void {
     const tracer = this.#currentTracer();
     const span = tracer.startSpan(
       SPAN_REPAIR_TOOL_CALLS,
@@ -283,13 +304,24 @@ export class RepairTelemetry {
       context.active(),
     );
     try {
-      if (span.isRecording()) describeSpan(span, call, inspection, labelsOf());
+      if (span.isRecording()) describeSpan(span, call, inspection, this.#labelsOf(call));
     } finally {
       span.end(epochMillis(inspection.endedAt));
     }
   }
 
+  /**
+   * The labels of a call, computed once per call (the metrics, the span and the response share
+   * them) and only when something records them.
+   */
   #labelsOf(call: ObservedModelCall): CallLabels {
+    if (this.#labelled?.call === call) return this.#labelled.labels;
+    const labels = this.#computeLabels(call);
+    this.#labelled = { call, labels };
+    return labels;
+  }
+
+  #computeLabels(call: ObservedModelCall): CallLabels {
     const settings = this.#settings;
     const identity: ModelIdentity =
       settings.providerName !== undefined && settings.modelName !== undefined

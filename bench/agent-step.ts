@@ -11,7 +11,7 @@ import {
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
-import { danglingToolCallMiddleware } from "../src/index.js";
+import { danglingToolCallMiddleware } from "tool-call-resilience";
 
 /** A chat model that answers every call at once with the same text. */
 class AnsweringModel extends SimpleChatModel {

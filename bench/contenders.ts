@@ -10,7 +10,7 @@ import {
   type DanglingToolCallMiddlewareOptions,
   danglingToolCallMiddleware,
   repairToolCalls,
-} from "../src/index.js";
+} from "tool-call-resilience";
 
 /**
  * The floor: a plain loop that reads every message's type, each tool call's id and each tool

@@ -13,12 +13,24 @@ export interface Effort {
   readonly rounds: number;
   /** Minimum samples per measurement (one sample may be one slow call). */
   readonly minSamples: number;
+  /** How long each side runs before it is measured, in nanoseconds. */
+  readonly warmUpNs: number;
 }
 
 /** Quick: the whole suite within a minute on a shared two-core machine. */
-export const QUICK_EFFORT: Effort = { sampleTimeNs: 12e6, rounds: 3, minSamples: 5 };
+export const QUICK_EFFORT: Effort = {
+  sampleTimeNs: 12e6,
+  rounds: 3,
+  minSamples: 5,
+  warmUpNs: 20e6,
+};
 /** Full: the numbers BENCHMARKS.md quotes. */
-export const FULL_EFFORT: Effort = { sampleTimeNs: 150e6, rounds: 9, minSamples: 12 };
+export const FULL_EFFORT: Effort = {
+  sampleTimeNs: 150e6,
+  rounds: 9,
+  minSamples: 12,
+  warmUpNs: 200e6,
+};
 
 /** The median time of one call of `run`, in nanoseconds. */
 export async function medianNs(run: () => unknown, effort: Effort): Promise<number> {
@@ -67,4 +79,36 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1
     ? (sorted[middle] as number)
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/**
+ * Measures two slow, asynchronous contenders call by call, alternating which goes first: for
+ * calls of milliseconds, where a collection or a slow moment would otherwise land on one side of
+ * a round. The first `warmUpCalls` of each are not counted.
+ */
+export async function interleaved(
+  subject: () => unknown,
+  baseline: () => unknown,
+  calls: number,
+  warmUpCalls: number,
+): Promise<Paired> {
+  const subjects: number[] = [];
+  const baselines: number[] = [];
+  for (let call = 0; call < warmUpCalls + calls; call++) {
+    const subjectFirst = call % 2 === 0;
+    const first = await timed(subjectFirst ? subject : baseline);
+    const second = await timed(subjectFirst ? baseline : subject);
+    if (call < warmUpCalls) continue;
+    subjects.push(subjectFirst ? first : second);
+    baselines.push(subjectFirst ? second : first);
+  }
+  const subjectNs = median(subjects);
+  const baselineNs = median(baselines);
+  return { subjectNs, baselineNs, ratio: subjectNs / baselineNs };
+}
+
+async function timed(run: () => unknown): Promise<number> {
+  const started = performance.now();
+  await run();
+  return (performance.now() - started) * 1e6;
 }

@@ -52,7 +52,7 @@ export const LIMITS = {
   windowGrowth: 3,
   agentStepOverhead: 1.05,
   /** Bytes per call that the largest history may allocate beyond the smallest: noise, not growth. */
-  allocationSlackBytes: 64,
+  allocationSlackBytes: 1_024,
 } as const;
 
 const CLEAN_SHAPES: readonly Shape[] = ["clean", "parallel"];

@@ -42,73 +42,86 @@ export function firstUnsoundIndex(
   start: number,
   keepStrays: boolean,
 ): number {
+  // One loop with the usual fields read directly: it runs for every message before every model
+  // call, where a helper call or a second read per message shows (BENCHMARKS.md). Anything
+  // unusual goes to messageKindOf and the careful group check.
   const end = messages.length;
   let index = start;
-  // The kind of messages[index]. The scan of a group carries over the kind of the message after
-  // it, so that each message is classified once.
-  let kind: MessageKind = index < end ? messageKindOf(messages[index]) : MessageKind.Other;
   while (index < end) {
-    if (kind === MessageKind.Tool && !keepStrays) return index;
-    if (kind !== MessageKind.Ai) {
+    const message = messages[index] as Fields | null | undefined;
+    if (message == null) {
       index++;
-      if (index < end) kind = messageKindOf(messages[index]);
       continue;
     }
-    let groupEnd = index + 1;
-    let next: MessageKind = MessageKind.Other;
-    while (groupEnd < end) {
-      next = messageKindOf(messages[groupEnd]);
-      if (next !== MessageKind.Tool) break;
-      groupEnd++;
+    const type = message.type;
+    if (type !== "ai") {
+      const kind =
+        type === "tool"
+          ? MessageKind.Tool
+          : type === "human" || type === "system"
+            ? MessageKind.Other
+            : messageKindOf(message);
+      if (kind === MessageKind.Tool && !keepStrays) return index;
+      if (kind !== MessageKind.Ai) {
+        index++;
+        continue;
+      }
     }
-    if (!groupAnswersCalls(messages, messages[index] as Fields, index + 1, groupEnd, keepStrays)) {
-      return index;
+    const groupStart = index + 1;
+    let groupEnd = groupStart;
+    while (groupEnd < end && isToolMessage(messages[groupEnd])) groupEnd++;
+    let calls = message.tool_calls as readonly unknown[];
+    let listed = true;
+    if (!Array.isArray(calls) || calls.length === 0) {
+      const raw = (message.additional_kwargs as Fields | null | undefined)?.tool_calls;
+      listed = !(Array.isArray(raw) && raw.length > 0);
+      calls = NO_CALLS;
     }
+    const answered =
+      listed && !Array.isArray(message.content) && calls.length <= NESTED_LOOP_LIMIT
+        ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
+        : groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays);
+    if (!answered) return index;
     index = groupEnd;
-    kind = next;
   }
   return end;
 }
 
+function isToolMessage(message: unknown): boolean {
+  if (message == null) return false;
+  const type = (message as Fields).type;
+  if (type === "tool") return true;
+  if (type === "ai" || type === "human" || type === "system") return false;
+  return messageKindOf(message) === MessageKind.Tool;
+}
+
 /**
- * Whether the tool messages from `groupStart` to `groupEnd` answer each call of `ai` once. With as
- * many results as calls, every call answered in the group and no id made twice, each result
- * answers a different call: none is a stray or a second answer.
- *
- * It reads the fields of the usual message directly rather than through `messages.ts`: it runs
- * for every AI message before every model call, where a few nanoseconds per message decide whether
- * the check costs one read of the history or three (BENCHMARKS.md). Any other message (raw calls,
- * content blocks, very many calls) goes to the careful readers.
+ * Whether the tool messages from `groupStart` to `groupEnd` answer each of these calls (all of an
+ * AI message's calls, from `tool_calls`) once. With as many results as calls, every call answered
+ * in the group and no id made twice, each result answers a different call: none is a stray or a
+ * second answer. Results usually come in the order of the calls, so the one at the call's
+ * position is tried first.
  */
-function groupAnswersCalls(
+function groupAnswersListedCalls(
   messages: readonly unknown[],
-  ai: Fields,
+  calls: readonly unknown[],
   groupStart: number,
   groupEnd: number,
   keepStrays: boolean,
 ): boolean {
-  let calls = ai.tool_calls as readonly unknown[];
-  if (!Array.isArray(calls) || calls.length === 0) {
-    const raw = (ai.additional_kwargs as Fields | null | undefined)?.tool_calls;
-    if (Array.isArray(raw) && raw.length > 0) {
-      return groupAnswersCallsAt(messages, ai, groupStart, groupEnd, keepStrays);
-    }
-    calls = NO_CALLS;
-  }
-  if (Array.isArray(ai.content) || calls.length > NESTED_LOOP_LIMIT) {
-    return groupAnswersCallsAt(messages, ai, groupStart, groupEnd, keepStrays);
-  }
   if (!keepStrays && groupEnd - groupStart !== calls.length) return false;
   for (let position = 0; position < calls.length; position++) {
-    const call = calls[position];
+    const call = calls[position] as Fields | null;
     if (call === null || typeof call !== "object") {
-      // Junk in the list is no call; without strays allowed, the careful readers count the calls.
+      // Junk in the list is no call; without strays allowed, the careful analysis counts the calls.
       if (keepStrays) continue;
-      return groupAnswersCallsAt(messages, ai, groupStart, groupEnd, keepStrays);
+      return false;
     }
-    const id = (call as Fields).id;
+    const id = call.id;
     if (typeof id !== "string" || id === "") return false;
     // Every message of the group is a tool message, so an object.
+    const inOrder = groupStart + position;
+    if (inOrder < groupEnd && (messages[inOrder] as Fields).tool_call_id === id) continue;
     let result = groupStart;
     while (result < groupEnd && (messages[result] as Fields).tool_call_id !== id) result++;
     if (result === groupEnd) return false;
@@ -116,11 +129,12 @@ function groupAnswersCalls(
   return keepStrays || calls.length < 2 || idsAreDistinct(calls);
 }
 
+/** Whether no two calls share an id; every call is known to be an object with a string id. */
 function idsAreDistinct(calls: readonly unknown[]): boolean {
   for (let later = 1; later < calls.length; later++) {
-    const id = toolCallIdOf(calls[later]);
+    const id = (calls[later] as Fields).id;
     for (let earlier = 0; earlier < later; earlier++) {
-      if (toolCallIdOf(calls[earlier]) === id) return false;
+      if ((calls[earlier] as Fields).id === id) return false;
     }
   }
   return true;

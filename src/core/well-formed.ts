@@ -17,8 +17,6 @@ import {
 
 type Fields = Record<string, unknown>;
 
-const NO_CALLS: readonly unknown[] = Object.freeze([]);
-
 /** Above this many calls in one message, the group check uses a set instead of nested loops. */
 const NESTED_LOOP_LIMIT = 32;
 
@@ -55,12 +53,11 @@ export function firstUnsoundIndex(
     }
     const type = message.type;
     if (type !== "ai") {
-      const kind =
-        type === "tool"
-          ? MessageKind.Tool
-          : type === "human" || type === "system"
-            ? MessageKind.Other
-            : messageKindOf(message);
+      if (type === "human" || type === "system") {
+        index++;
+        continue;
+      }
+      const kind = type === "tool" ? MessageKind.Tool : messageKindOf(message);
       if (kind === MessageKind.Tool && !keepStrays) return index;
       if (kind !== MessageKind.Ai) {
         index++;
@@ -70,17 +67,21 @@ export function firstUnsoundIndex(
     const groupStart = index + 1;
     let groupEnd = groupStart;
     while (groupEnd < end && isToolMessage(messages[groupEnd])) groupEnd++;
-    let calls = message.tool_calls as readonly unknown[];
-    let listed = true;
-    if (!Array.isArray(calls) || calls.length === 0) {
+    const calls = message.tool_calls as readonly unknown[];
+    let answered: boolean;
+    if (Array.isArray(calls) && calls.length > 0) {
+      answered =
+        !Array.isArray(message.content) && calls.length <= NESTED_LOOP_LIMIT
+          ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
+          : groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays);
+    } else {
+      // No listed calls: an answer, unless raw calls or content blocks make calls after all.
       const raw = (message.additional_kwargs as Fields | null | undefined)?.tool_calls;
-      listed = !(Array.isArray(raw) && raw.length > 0);
-      calls = NO_CALLS;
+      answered =
+        (Array.isArray(raw) && raw.length > 0) || Array.isArray(message.content)
+          ? groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays)
+          : keepStrays || groupEnd === groupStart;
     }
-    const answered =
-      listed && !Array.isArray(message.content) && calls.length <= NESTED_LOOP_LIMIT
-        ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
-        : groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays);
     if (!answered) return index;
     index = groupEnd;
   }

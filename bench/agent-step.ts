@@ -10,7 +10,7 @@ import {
 } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessage } from "@langchain/core/messages";
-import { createAgent } from "langchain";
+import { createAgent, createMiddleware } from "langchain";
 import { danglingToolCallMiddleware } from "tool-call-resilience";
 
 /** A chat model that answers every call at once with the same text. */
@@ -34,17 +34,33 @@ class AnsweringModel extends SimpleChatModel {
 }
 
 /**
+ * What runs around the model call: nothing, a middleware whose `wrapModelCall` only calls the
+ * handler (what `createAgent` itself costs per middleware), or ours.
+ */
+export type StepMiddleware = "none" | "pass-through" | "ours";
+
+const passThrough = createMiddleware({
+  name: "PassThrough",
+  wrapModelCall: (request, handler) => handler(request),
+});
+
+/**
  * A function that runs one agent step on `history` and resolves to the number of messages the
  * step ended with (the history and the answer).
  */
 export function agentStep(
   history: readonly BaseMessage[],
-  withMiddleware: boolean,
+  middleware: StepMiddleware,
 ): () => Promise<number> {
   const agent = createAgent({
     model: new AnsweringModel(),
     tools: [],
-    middleware: withMiddleware ? [danglingToolCallMiddleware({ logger: false })] : [],
+    middleware:
+      middleware === "ours"
+        ? [danglingToolCallMiddleware({ logger: false })]
+        : middleware === "pass-through"
+          ? [passThrough]
+          : [],
   });
   const input = { messages: [...history] };
   return async () => {

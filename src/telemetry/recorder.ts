@@ -170,8 +170,8 @@ export class RepairTelemetry {
    * What would record a model call now: the meter provider's instruments (absent for the no-op
    * provider) and whether a tracer provider has one to delegate to. Looked up once per model
    * call, since the global providers are looked up through the API's registry each time. Never
-   * throws: a failing lookup is reported and counts as recording, so that the failure is met
-   * again, and reported, where the recording happens.
+   * throws: a failing meter lookup is reported and nothing is metered; a failing tracer lookup
+   * counts as tracing, so that the failure is met again, and reported, where a span would be made.
    */
   lookUp(): Recording {
     let metrics: MetricsTarget | undefined;

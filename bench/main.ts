@@ -45,7 +45,8 @@ const USAGE = `Usage: npm run bench [-- --quick]
 Measures the repair engine and the middleware against a floor loop, the deepagents peer and a
 createAgent step without the middleware, then checks the targets of BENCHMARKS.md.
 
-  --quick   shorter samples and fewer rounds: about a minute instead of several
+  --quick   shorter samples, fewer rounds, no peer at 100,000 messages: under a minute
+            instead of about ten
   --help    this text`;
 
 const SIZES = [10, 100, 1_000, 10_000, 100_000] as const;

@@ -583,6 +583,37 @@ describe("fail-open telemetry", () => {
 describe("with no SDK registered", () => {
   afterEach(() => {
     metrics.disable();
+    trace.disable();
+    vi.restoreAllMocks();
+  });
+
+  it("reads no clock: nothing would record the duration", () => {
+    const now = vi.spyOn(performance, "now");
+    const hook = danglingToolCallMiddleware({ logger: false }).wrapModelCall as unknown as (
+      r: FakeRequest,
+      h: Handler,
+    ) => unknown;
+    hook(requestOn("t1", [human("hi")]), answer);
+    hook(requestOn("t1", danglingThread()), answer);
+    expect(now).not.toHaveBeenCalled();
+  });
+
+  it("creates spans once a tracer provider is registered after the agent was built", () => {
+    const hook = danglingToolCallMiddleware({ logger: false }).wrapModelCall as unknown as (
+      r: FakeRequest,
+      h: Handler,
+    ) => unknown;
+    hook(requestOn("t1", danglingThread()), answer);
+    const tracing = tracingHarness();
+    trace.setGlobalTracerProvider(tracing.tracerProvider);
+    const before = Date.now();
+    hook(requestOn("t2", danglingThread()), answer);
+    const [span, ...others] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+    expect(others).toEqual([]);
+    expect(span?.attributes[ATTR_GEN_AI_CONVERSATION_ID]).toBe("t2");
+    // Timed, now that a tracer records: the span starts when the repair did, not at time origin.
+    const [seconds, nanoseconds] = span?.startTime ?? [0, 0];
+    expect(seconds * 1e3 + nanoseconds / 1e6).toBeGreaterThanOrEqual(before - 1);
   });
 
   it("never reads the model's or the tools' names: nothing is computed for telemetry", () => {

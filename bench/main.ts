@@ -29,6 +29,7 @@ import {
   medianNs,
   paired,
   QUICK_EFFORT,
+  timedNs,
 } from "./measure.js";
 import { bytesPerCall } from "./memory.js";
 import { formatTable, type Row } from "./report.js";
@@ -245,7 +246,7 @@ async function warmUp(run: () => unknown, effort: Effort): Promise<number> {
   const until = performance.now() + effort.warmUpNs / 1e6;
   let last: number;
   do {
-    last = await timeOnce(run);
+    last = await timedNs(run);
   } while (performance.now() < until && last < SLOW_CALL_NS);
   return last;
 }
@@ -272,12 +273,6 @@ async function warmUpEveryContender(): Promise<void> {
       }
     }
   }
-}
-
-async function timeOnce(run: () => unknown): Promise<number> {
-  const started = performance.now();
-  await run();
-  return (performance.now() - started) * 1e6;
 }
 
 /**

@@ -96,8 +96,8 @@ export async function interleaved(
   const baselines: number[] = [];
   for (let call = 0; call < warmUpCalls + calls; call++) {
     const subjectFirst = call % 2 === 0;
-    const first = await timed(subjectFirst ? subject : baseline);
-    const second = await timed(subjectFirst ? baseline : subject);
+    const first = await timedNs(subjectFirst ? subject : baseline);
+    const second = await timedNs(subjectFirst ? baseline : subject);
     if (call < warmUpCalls) continue;
     subjects.push(subjectFirst ? first : second);
     baselines.push(subjectFirst ? second : first);
@@ -107,7 +107,8 @@ export async function interleaved(
   return { subjectNs, baselineNs, ratio: subjectNs / baselineNs };
 }
 
-async function timed(run: () => unknown): Promise<number> {
+/** The time of one call of `run`, awaited, in nanoseconds. */
+export async function timedNs(run: () => unknown): Promise<number> {
   const started = performance.now();
   await run();
   return (performance.now() - started) * 1e6;

@@ -12,7 +12,7 @@ import {
   messageKindOf,
   toolCallIdOf,
 } from "./messages.js";
-import { firstUnsoundIndex } from "./well-formed.js";
+import { firstUnsoundIndex, idsAreDistinct, NESTED_LOOP_LIMIT } from "./well-formed.js";
 
 /** A group whose only fault is calls without results. */
 export interface MissingResultsGroup {
@@ -25,9 +25,6 @@ export interface MissingResultsGroup {
   /** For each call, the index of the tool message in the group that answers it, or -1. */
   readonly resultIndexes: readonly number[];
 }
-
-/** Above this many calls in one message, the careful analysis handles the group. */
-const CALL_LIMIT = 32;
 
 type Fields = Record<string, unknown>;
 
@@ -67,15 +64,13 @@ function missingResultsAt(
   if (messageKindOf(ai) !== MessageKind.Ai) return undefined;
   const fields = ai as Fields;
   const calls = fields.tool_calls;
-  if (!Array.isArray(calls) || calls.length === 0 || calls.length > CALL_LIMIT) return undefined;
+  if (!Array.isArray(calls) || calls.length === 0 || calls.length > NESTED_LOOP_LIMIT)
+    return undefined;
   if (Array.isArray(fields.content)) return undefined; // Calls may also stand in content blocks.
-  for (let position = 0; position < calls.length; position++) {
-    const id = isToolCallEntry(calls[position]) ? toolCallIdOf(calls[position]) : undefined;
-    if (id === undefined) return undefined;
-    for (let earlier = 0; earlier < position; earlier++) {
-      if (toolCallIdOf(calls[earlier]) === id) return undefined;
-    }
+  for (const call of calls) {
+    if (!isToolCallEntry(call) || toolCallIdOf(call) === undefined) return undefined;
   }
+  if (!idsAreDistinct(calls)) return undefined;
   let end = aiIndex + 1;
   while (end < messages.length && messageKindOf(messages[end]) === MessageKind.Tool) end++;
   const resultIndexes: number[] = new Array(calls.length).fill(-1);

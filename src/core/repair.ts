@@ -133,24 +133,9 @@ export function repairToolCalls<T>(
   const keepUnmatched = keepsUnmatchedResults(resolved, start);
   const unsound = firstUnsoundIndex(messages, start, keepUnmatched);
   if (unsound === messages.length) return { messages: messages as T[], repairs: NO_REPAIRS };
-  return repairFrom(messages, start, unsound, resolved, context);
-}
-
-/**
- * The repair of a history that is not well formed from `unsound` on. Kept out of
- * {@link repairToolCalls}, which stays small around the clean path that almost every call takes.
- */
-function repairFrom<T>(
-  messages: readonly T[],
-  start: number,
-  unsound: number,
-  policy: RepairPolicy,
-  context: RepairContext | undefined,
-): RepairResult<T> {
-  const keepUnmatched = keepsUnmatchedResults(policy, start);
   const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound);
-  if (missing !== undefined) return insertPlaceholders(messages, missing, policy, context);
-  return rebuild(messages, start, unsound, policy, context);
+  if (missing !== undefined) return insertPlaceholders(messages, missing, resolved, context);
+  return rebuild(messages, start, unsound, resolved, context);
 }
 
 /**

@@ -17,8 +17,11 @@ import {
 
 type Fields = Record<string, unknown>;
 
-/** Above this many calls in one message, the group check uses a set instead of nested loops. */
-const NESTED_LOOP_LIMIT = 32;
+/**
+ * Above this many calls in one message, a group is checked with a set instead of nested loops, and
+ * the shortcut of `missing-results.ts` leaves it to the careful analysis.
+ */
+export const NESTED_LOOP_LIMIT = 32;
 
 /**
  * The index of the first message from `start` on where the history may break the tool-call
@@ -88,6 +91,10 @@ export function firstUnsoundIndex(
   return end;
 }
 
+/**
+ * `messageKindOf(message) === MessageKind.Tool`, with its common cases written out: classifying
+ * through messageKindOf here and in the loop made the clean path about 40% slower (BENCHMARKS.md).
+ */
 function isToolMessage(message: unknown): boolean {
   if (message == null) return false;
   const type = (message as Fields).type;
@@ -131,7 +138,7 @@ function groupAnswersListedCalls(
 }
 
 /** Whether no two calls share an id; every call is known to be an object with a string id. */
-function idsAreDistinct(calls: readonly unknown[]): boolean {
+export function idsAreDistinct(calls: readonly unknown[]): boolean {
   for (let later = 1; later < calls.length; later++) {
     const id = (calls[later] as Fields).id;
     for (let earlier = 0; earlier < later; earlier++) {

@@ -48,6 +48,9 @@ export function firstUnsoundIndex(
   // unusual goes to messageKindOf and the careful group check.
   const end = messages.length;
   let index = start;
+  // The last group vouched for by its results in call order, and where its results end.
+  let lastGroup = -1;
+  let lastGroupEnd = -1;
   while (index < end) {
     const message = messages[index] as Fields | null | undefined;
     if (message == null) {
@@ -61,34 +64,72 @@ export function firstUnsoundIndex(
         continue;
       }
       const kind = type === "tool" ? MessageKind.Tool : messageKindOf(message);
-      if (kind === MessageKind.Tool && !keepStrays) return index;
+      if (kind === MessageKind.Tool && !keepStrays)
+        return index === lastGroupEnd ? lastGroup : index;
       if (kind !== MessageKind.Ai) {
         index++;
         continue;
       }
     }
+    const calls = message.tool_calls as readonly unknown[];
+    const hasBlocks = Array.isArray(message.content);
+    // Calls listed in `tool_calls` alone: with content blocks, calls may also stand there.
+    const listedOnly = Array.isArray(calls) && calls.length > 0 && !hasBlocks;
+    if (!listedOnly && !hasBlocks) {
+      // No listed calls and no content blocks: an answer, unless raw calls make calls after all.
+      // A tool message after it answers nothing, and the loop treats it as it would after a human.
+      const raw = (message.additional_kwargs as Fields | null | undefined)?.tool_calls;
+      if (!(Array.isArray(raw) && raw.length > 0)) {
+        index++;
+        continue;
+      }
+    }
     const groupStart = index + 1;
+    if (listedOnly) {
+      const answeredUpTo = resultsInCallOrder(messages, calls, groupStart, end);
+      if (answeredUpTo !== -1) {
+        // Every call answered in order right after it. A further tool message is a stray or a
+        // second answer: the loop accepts it with keepStrays, or reports this group.
+        lastGroup = index;
+        index = answeredUpTo;
+        lastGroupEnd = answeredUpTo;
+        continue;
+      }
+    }
     let groupEnd = groupStart;
     while (groupEnd < end && isToolMessage(messages[groupEnd])) groupEnd++;
-    const calls = message.tool_calls as readonly unknown[];
-    let answered: boolean;
-    if (Array.isArray(calls) && calls.length > 0) {
-      answered =
-        !Array.isArray(message.content) && calls.length <= NESTED_LOOP_LIMIT
-          ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
-          : groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays);
-    } else {
-      // No listed calls: an answer, unless raw calls or content blocks make calls after all.
-      const raw = (message.additional_kwargs as Fields | null | undefined)?.tool_calls;
-      answered =
-        (Array.isArray(raw) && raw.length > 0) || Array.isArray(message.content)
-          ? groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays)
-          : keepStrays || groupEnd === groupStart;
-    }
+    const answered =
+      listedOnly && calls.length <= NESTED_LOOP_LIMIT
+        ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
+        : groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays);
     if (!answered) return index;
     index = groupEnd;
   }
   return end;
+}
+
+/**
+ * The common case, checked without a second pass: the tool messages right after an AI message
+ * answer its listed calls in call order, each call an object with its own non-empty string id.
+ * Returns the index after the last result, or -1 when the group is not of that form.
+ */
+function resultsInCallOrder(
+  messages: readonly unknown[],
+  calls: readonly unknown[],
+  groupStart: number,
+  end: number,
+): number {
+  const count = calls.length;
+  if (count > NESTED_LOOP_LIMIT || groupStart + count > end) return -1;
+  for (let position = 0; position < count; position++) {
+    const result = messages[groupStart + position] as Fields | null | undefined;
+    if (result == null || result.type !== "tool") return -1;
+    const call = calls[position] as Fields | null;
+    if (call === null || typeof call !== "object") return -1;
+    const id = call.id;
+    if (typeof id !== "string" || id === "" || result.tool_call_id !== id) return -1;
+  }
+  return count < 2 || idsAreDistinct(calls) ? groupStart + count : -1;
 }
 
 /**
@@ -137,12 +178,19 @@ function groupAnswersListedCalls(
   return keepStrays || calls.length < 2 || idsAreDistinct(calls);
 }
 
-/** Whether no two calls share an id; every call is known to be an object with a string id. */
+/** Whether no two calls share an id; each call is known to be an object with a non-empty string id. */
 export function idsAreDistinct(calls: readonly unknown[]): boolean {
   for (let later = 1; later < calls.length; later++) {
-    const id = (calls[later] as Fields).id;
+    const id = (calls[later] as Fields).id as string;
+    const last = id.length - 1;
+    const lastCode = id.charCodeAt(last);
     for (let earlier = 0; earlier < later; earlier++) {
-      if ((calls[earlier] as Fields).id === id) return false;
+      const other = (calls[earlier] as Fields).id as string;
+      // Ids of one message nearly always differ in length or last character, which the
+      // compiled code reads inline; a full comparison is a call per pair.
+      if (other.length === id.length && other.charCodeAt(last) === lastCode && other === id) {
+        return false;
+      }
     }
   }
   return true;

@@ -436,29 +436,32 @@ function localeOf(context: RepairContext | undefined, policy: RepairPolicy): str
   }
 }
 
-/** Writes placeholders, with their repair records, to the end of an output being built. */
+/** Makes placeholders, and records a repair for each. */
 class Placeholders {
   readonly #policy: RepairPolicy;
   readonly #context: RepairContext | undefined;
-  readonly #output: unknown[];
   readonly #repairs: ToolCallRepair[];
   /** The locale of this call, resolved at the first placeholder. */
   #locale: { readonly tag: string | undefined } | undefined;
 
-  constructor(
-    policy: RepairPolicy,
-    context: RepairContext | undefined,
-    output: unknown[],
-    repairs: ToolCallRepair[],
-  ) {
+  constructor(policy: RepairPolicy, context: RepairContext | undefined, repairs: ToolCallRepair[]) {
     this.#policy = policy;
     this.#context = context;
-    this.#output = output;
     this.#repairs = repairs;
   }
 
-  /** A placeholder for the call `call` (id `id`, tool `name`) of the AI message at `aiIndex`. */
-  append(ai: unknown, aiIndex: number, call: unknown, id: string, name: string): void {
+  /**
+   * The placeholder for the call `call` (id `id`, tool `name`) of the AI message at `aiIndex`,
+   * which the caller writes at `outputIndex`.
+   */
+  create(
+    ai: unknown,
+    aiIndex: number,
+    call: unknown,
+    id: string,
+    name: string,
+    outputIndex: number,
+  ): ToolMessage {
     const reason = reasonOf(ai, call);
     this.#locale ??= { tag: localeOf(this.#context, this.#policy) };
     const { text, error } = placeholderText(
@@ -472,11 +475,11 @@ class Placeholders {
       toolName: name,
       reason,
       callIndex: aiIndex,
-      outputIndex: this.#output.length,
+      outputIndex,
     };
     if (error !== undefined) repair.placeholderError = error;
     this.#repairs.push(repair);
-    this.#output.push(createPlaceholder(id, name, reason, text, this.#policy.markSynthetic));
+    return createPlaceholder(id, name, reason, text, this.#policy.markSynthetic);
   }
 }
 
@@ -493,12 +496,17 @@ function insertPlaceholders<T>(
 ): RepairResult<T> {
   const first = groups[0];
   if (first === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
-  const output: unknown[] = messages.slice(0, first.aiIndex);
+  // The output's length is known: written into a list of that length, which measured faster
+  // than a copy of the part before the first group that then grows.
+  let length = messages.length;
+  for (const group of groups) length += group.missing;
+  const output: unknown[] = new Array(length);
+  let written = 0;
   const repairs: ToolCallRepair[] = [];
-  const placeholders = new Placeholders(policy, context, output, repairs);
-  let copied = first.aiIndex;
+  const placeholders = new Placeholders(policy, context, repairs);
+  let copied = 0;
   for (const group of groups) {
-    for (let index = copied; index <= group.aiIndex; index++) output.push(messages[index]);
+    for (let index = copied; index <= group.aiIndex; index++) output[written++] = messages[index];
     const ai = messages[group.aiIndex];
     // With `misplaced: "keep"` nothing moves: placeholders go right after the AI message and the
     // results stay where they are; otherwise the group is written in the order of the calls.
@@ -506,16 +514,18 @@ function insertPlaceholders<T>(
     for (let position = 0; position < group.calls.length; position++) {
       const result = group.resultIndexes[position] as number;
       if (result >= 0) {
-        if (!keepOrder) output.push(messages[result]);
+        if (!keepOrder) output[written++] = messages[result];
         continue;
       }
       const call = group.calls[position];
       const id = toolCallIdOf(call) as string;
-      placeholders.append(ai, group.aiIndex, call, id, toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME);
+      const name = toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME;
+      output[written] = placeholders.create(ai, group.aiIndex, call, id, name, written);
+      written++;
     }
     copied = keepOrder ? group.aiIndex + 1 : group.end;
   }
-  for (let index = copied; index < messages.length; index++) output.push(messages[index]);
+  for (let index = copied; index < messages.length; index++) output[written++] = messages[index];
   return { messages: output as Array<T | ToolMessage>, repairs };
 }
 
@@ -531,9 +541,18 @@ function rebuild<T>(
 
   const output: unknown[] = messages.slice(0, from);
   const repairs: ToolCallRepair[] = [];
-  const placeholders = new Placeholders(policy, context, output, repairs);
+  const placeholders = new Placeholders(policy, context, repairs);
   const emitPlaceholder = (slot: CallSlot) =>
-    placeholders.append(slot.owner.message, slot.owner.index, slot.call, slot.id, slot.name);
+    output.push(
+      placeholders.create(
+        slot.owner.message,
+        slot.owner.index,
+        slot.call,
+        slot.id,
+        slot.name,
+        output.length,
+      ),
+    );
 
   for (let index = from; index < messages.length; index++) {
     const fate = fates.get(index);

@@ -122,14 +122,25 @@ function resultsInCallOrder(
   const count = calls.length;
   if (count > NESTED_LOOP_LIMIT || groupStart + count > end) return -1;
   for (let position = 0; position < count; position++) {
+    // A junk entry (null, a primitive) has no string id.
+    const id = (calls[position] as Fields | null | undefined)?.id;
+    if (typeof id !== "string" || id === "") return -1;
     const result = messages[groupStart + position] as Fields | null | undefined;
-    if (result == null || result.type !== "tool") return -1;
-    const call = calls[position] as Fields | null;
-    if (call === null || typeof call !== "object") return -1;
-    const id = call.id;
-    if (typeof id !== "string" || id === "" || result.tool_call_id !== id) return -1;
+    if (result?.type !== "tool" || result.tool_call_id !== id) return -1;
+    for (let earlier = 0; earlier < position; earlier++) {
+      if (sameId((calls[earlier] as Fields).id as string, id)) return -1;
+    }
   }
-  return count < 2 || idsAreDistinct(calls) ? groupStart + count : -1;
+  return groupStart + count;
+}
+
+/**
+ * Whether two non-empty ids are equal. Ids of one message nearly always differ in length or last
+ * character, which the compiled code reads inline; a full comparison is a call per pair.
+ */
+function sameId(a: string, b: string): boolean {
+  const last = a.length - 1;
+  return last === b.length - 1 && a.charCodeAt(last) === b.charCodeAt(last) && a === b;
 }
 
 /**
@@ -182,15 +193,8 @@ function groupAnswersListedCalls(
 export function idsAreDistinct(calls: readonly unknown[]): boolean {
   for (let later = 1; later < calls.length; later++) {
     const id = (calls[later] as Fields).id as string;
-    const last = id.length - 1;
-    const lastCode = id.charCodeAt(last);
     for (let earlier = 0; earlier < later; earlier++) {
-      const other = (calls[earlier] as Fields).id as string;
-      // Ids of one message nearly always differ in length or last character, which the
-      // compiled code reads inline; a full comparison is a call per pair.
-      if (other.length === id.length && other.charCodeAt(last) === lastCode && other === id) {
-        return false;
-      }
+      if (sameId((calls[earlier] as Fields).id as string, id)) return false;
     }
   }
   return true;

@@ -127,6 +127,18 @@ describe("duplicate ids", () => {
     expect(repairs).toHaveLength(1);
   });
 
+  it("drops a second result for an id made twice in one AI message, even when the results follow in call order", () => {
+    const history = [aiCalls("call_1", "call_1"), toolResult("call_1"), toolResult("call_1")];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(messages).toEqual([history[0], history[1]]);
+    expect(repairs.map((repair) => repair.kind)).toEqual(["orphan_dropped"]);
+  });
+
+  it("tells apart ids of the same length and last character", () => {
+    const history = [aiCalls("tcr_0_1", "tcr_1_1"), toolResult("tcr_0_1"), toolResult("tcr_1_1")];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+
   it("takes one result for a repeated id as complete", () => {
     const history = [aiCalls("call_1", "call_1"), toolResult("call_1")];
     expect(repairToolCalls(history).messages).toBe(history);

@@ -211,6 +211,8 @@ function hasMethod(value: unknown, name: string): boolean {
 
 const SILENT: RepairLogger = { warn() {} };
 
+const NO_INSPECTIONS: readonly Inspection[] = Object.freeze([]);
+
 /** The context keys the `persist` hook can read: any value, never required. */
 const persistedContextSchema = z.object({ locale: z.unknown().optional() });
 
@@ -489,19 +491,23 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
         }
       : undefined,
     wrapModelCall: (request, handler) => {
-      const call = observedCall(request);
-      const persisted = persist ? waitingForModelCall.take(call.threadId) : [];
+      const persisted = persist ? waitingForModelCall.take(threadIdOf(request)) : NO_INSPECTIONS;
       const recording = repairer.telemetry.lookUp();
       const { result, inspection } = repairRequest(repairer, request, recording);
+      const repaired =
+        result === undefined || result.messages === request.messages
+          ? request
+          : { ...request, messages: result.messages };
+      // Nothing is built for the telemetry when nothing records: this runs before every model call.
+      if (recording.metrics?.instruments === undefined && !recording.tracing) {
+        return handler(repaired);
+      }
+      const call = observedCall(request);
       const countsResponse = repairer.telemetry.recordModelCall(
         recording,
         call,
         persisted.length === 0 ? [inspection] : [...persisted, inspection],
       );
-      const repaired =
-        result === undefined || result.messages === request.messages
-          ? request
-          : { ...request, messages: result.messages };
       const response = handler(repaired);
       return countsResponse ? countResponse(repairer.telemetry, call, response) : response;
     },

@@ -47,15 +47,18 @@ export function findMissingResults(
   messages: readonly unknown[],
   firstUnsound: number,
 ): MissingResultsGroup[] | undefined {
-  const groups: MissingResultsGroup[] = [];
+  // Built as it is found, usually of one group: an empty list that is pushed to reserves room
+  // for 17, a repair's largest allocation after the placeholder itself.
+  let groups: MissingResultsGroup[] | undefined;
   let unsound = firstUnsound;
   while (unsound < messages.length) {
     const group = missingResultsAt(messages, unsound);
     if (group === undefined) return undefined;
-    groups.push(group);
+    if (groups === undefined) groups = [group];
+    else groups.push(group);
     unsound = firstUnsoundIndex(messages, group.end, false);
   }
-  return groups;
+  return groups ?? [];
 }
 
 function missingResultsAt(
@@ -75,9 +78,9 @@ function missingResultsAt(
   if (!idsAreDistinct(calls)) return undefined;
   let end = aiIndex + 1;
   while (end < messages.length && messageKindOf(messages[end]) === MessageKind.Tool) end++;
-  // Pushed one by one: `new Array(n).fill(-1)` measured as the costliest line of a repair.
-  const resultIndexes: number[] = [];
-  for (let position = 0; position < calls.length; position++) resultIndexes.push(-1);
+  // Filled in a loop: `fill` measured as the costliest line of a repair.
+  const resultIndexes: number[] = new Array(calls.length);
+  for (let position = 0; position < calls.length; position++) resultIndexes[position] = -1;
   for (let result = aiIndex + 1; result < end; result++) {
     const id = answeredToolCallIdOf(messages[result]);
     const position = id === undefined ? -1 : positionOf(calls, id);

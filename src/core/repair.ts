@@ -436,25 +436,35 @@ function localeOf(context: RepairContext | undefined, policy: RepairPolicy): str
   }
 }
 
-/** Makes placeholders, and records a repair for each. */
-class Placeholders {
+/** Makes placeholders, and keeps the list of repairs: one for each placeholder, and the others. */
+class RepairLog {
   readonly #policy: RepairPolicy;
   readonly #context: RepairContext | undefined;
   readonly #repairs: ToolCallRepair[];
+  #written = 0;
   /** The locale of this call, resolved at the first placeholder. */
-  #locale: { readonly tag: string | undefined } | undefined;
+  #locale: string | undefined;
+  #localeResolved = false;
 
+  /**
+   * Writes to `repairs` from its start: an empty list, or one made to the length it will reach
+   * (an empty list that is pushed to reserves room for 17 at once).
+   */
   constructor(policy: RepairPolicy, context: RepairContext | undefined, repairs: ToolCallRepair[]) {
     this.#policy = policy;
     this.#context = context;
     this.#repairs = repairs;
   }
 
+  record(repair: ToolCallRepair): void {
+    this.#repairs[this.#written++] = repair;
+  }
+
   /**
    * The placeholder for the call `call` (id `id`, tool `name`) of the AI message at `aiIndex`,
    * which the caller writes at `outputIndex`.
    */
-  create(
+  placeholder(
     ai: unknown,
     aiIndex: number,
     call: unknown,
@@ -463,11 +473,14 @@ class Placeholders {
     outputIndex: number,
   ): ToolMessage {
     const reason = reasonOf(ai, call);
-    this.#locale ??= { tag: localeOf(this.#context, this.#policy) };
+    if (!this.#localeResolved) {
+      this.#locale = localeOf(this.#context, this.#policy);
+      this.#localeResolved = true;
+    }
     const { text, error } = placeholderText(
       this.#policy.placeholder,
       { toolName: name, toolCallId: id, reason },
-      this.#locale.tag,
+      this.#locale,
     );
     const repair: Mutable<ToolCallRepair> = {
       kind: "placeholder_inserted",
@@ -478,7 +491,7 @@ class Placeholders {
       outputIndex,
     };
     if (error !== undefined) repair.placeholderError = error;
-    this.#repairs.push(repair);
+    this.record(repair);
     return createPlaceholder(id, name, reason, text, this.#policy.markSynthetic);
   }
 }
@@ -498,12 +511,12 @@ function insertPlaceholders<T>(
   if (first === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
   // The output's length is known: written into a list of that length, which measured faster
   // than a copy of the part before the first group that then grows.
-  let length = messages.length;
-  for (const group of groups) length += group.missing;
-  const output: unknown[] = new Array(length);
+  let missing = 0;
+  for (const group of groups) missing += group.missing;
+  const output: unknown[] = new Array(messages.length + missing);
   let written = 0;
-  const repairs: ToolCallRepair[] = [];
-  const placeholders = new Placeholders(policy, context, repairs);
+  const repairs: ToolCallRepair[] = new Array(missing);
+  const log = new RepairLog(policy, context, repairs);
   let copied = 0;
   for (const group of groups) {
     for (let index = copied; index <= group.aiIndex; index++) output[written++] = messages[index];
@@ -520,7 +533,7 @@ function insertPlaceholders<T>(
       const call = group.calls[position];
       const id = toolCallIdOf(call) as string;
       const name = toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME;
-      output[written] = placeholders.create(ai, group.aiIndex, call, id, name, written);
+      output[written] = log.placeholder(ai, group.aiIndex, call, id, name, written);
       written++;
     }
     copied = keepOrder ? group.aiIndex + 1 : group.end;
@@ -541,10 +554,10 @@ function rebuild<T>(
 
   const output: unknown[] = messages.slice(0, from);
   const repairs: ToolCallRepair[] = [];
-  const placeholders = new Placeholders(policy, context, repairs);
+  const log = new RepairLog(policy, context, repairs);
   const emitPlaceholder = (slot: CallSlot) =>
     output.push(
-      placeholders.create(
+      log.placeholder(
         slot.owner.message,
         slot.owner.index,
         slot.call,
@@ -558,7 +571,7 @@ function rebuild<T>(
     const fate = fates.get(index);
     const message = messages[index];
     if (fate === Fate.Dropped) {
-      repairs.push({
+      log.record({
         kind: "orphan_dropped",
         toolCallId: answeredToolCallIdOf(message) ?? "",
         toolName: toolMessageNameOf(message) ?? UNKNOWN_TOOL_NAME,
@@ -574,7 +587,7 @@ function rebuild<T>(
     }
     const assignedIds = entry.assignedIds ?? NO_ASSIGNED_IDS;
     for (const [position, id] of assignedIds) {
-      repairs.push({
+      log.record({
         kind: "id_assigned",
         toolCallId: id,
         toolName: toolCallNameOf(toolCallAt(message, position)) ?? UNKNOWN_TOOL_NAME,
@@ -598,7 +611,7 @@ function rebuild<T>(
         continue;
       }
       if (slot.misplaced) {
-        repairs.push({
+        log.record({
           kind: "result_moved",
           toolCallId: slot.id,
           toolName: slot.name,

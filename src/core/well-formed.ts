@@ -121,26 +121,35 @@ function resultsInCallOrder(
 ): number {
   const count = calls.length;
   if (count > NESTED_LOOP_LIMIT || groupStart + count > end) return -1;
+  let lastCharacters = 0;
   for (let position = 0; position < count; position++) {
     // A junk entry (null, a primitive) has no string id.
     const id = (calls[position] as Fields | null | undefined)?.id;
     if (typeof id !== "string" || id === "") return -1;
     const result = messages[groupStart + position] as Fields | null | undefined;
     if (result?.type !== "tool" || result.tool_call_id !== id) return -1;
-    for (let earlier = 0; earlier < position; earlier++) {
-      if (sameId((calls[earlier] as Fields).id as string, id)) return -1;
-    }
+    const bit = lastCharacterBit(id);
+    if ((lastCharacters & bit) !== 0 && madeEarlier(calls, position, id)) return -1;
+    lastCharacters |= bit;
   }
   return groupStart + count;
 }
 
 /**
- * Whether two non-empty ids are equal. Ids of one message nearly always differ in length or last
- * character, which the compiled code reads inline; a full comparison is a call per pair.
+ * One of 32 bits for the last character of a non-empty id. The ids of one message nearly always
+ * end differently, so an id whose bit no earlier id has set is new without comparing it to them:
+ * comparing every pair of ids measured as a fifth of the clean path on parallel calls.
  */
-function sameId(a: string, b: string): boolean {
-  const last = a.length - 1;
-  return last === b.length - 1 && a.charCodeAt(last) === b.charCodeAt(last) && a === b;
+function lastCharacterBit(id: string): number {
+  return 1 << (id.charCodeAt(id.length - 1) & 31);
+}
+
+/** Whether one of the calls before `position` has this id; each has a non-empty string id. */
+function madeEarlier(calls: readonly unknown[], position: number, id: string): boolean {
+  for (let earlier = 0; earlier < position; earlier++) {
+    if ((calls[earlier] as Fields).id === id) return true;
+  }
+  return false;
 }
 
 /**
@@ -191,11 +200,12 @@ function groupAnswersListedCalls(
 
 /** Whether no two calls share an id; each call is known to be an object with a non-empty string id. */
 export function idsAreDistinct(calls: readonly unknown[]): boolean {
-  for (let later = 1; later < calls.length; later++) {
-    const id = (calls[later] as Fields).id as string;
-    for (let earlier = 0; earlier < later; earlier++) {
-      if (sameId((calls[earlier] as Fields).id as string, id)) return false;
-    }
+  let lastCharacters = 0;
+  for (let position = 0; position < calls.length; position++) {
+    const id = (calls[position] as Fields).id as string;
+    const bit = lastCharacterBit(id);
+    if ((lastCharacters & bit) !== 0 && madeEarlier(calls, position, id)) return false;
+    lastCharacters |= bit;
   }
   return true;
 }

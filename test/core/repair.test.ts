@@ -134,6 +134,18 @@ describe("duplicate ids", () => {
     expect(repairs.map((repair) => repair.kind)).toEqual(["orphan_dropped"]);
   });
 
+  it("finds an id made twice in one AI message with another call between them", () => {
+    const history = [
+      aiCalls("call_1", "call_2", "call_1"),
+      toolResult("call_1"),
+      toolResult("call_2"),
+      toolResult("call_1"),
+    ];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(messages).toEqual(history.slice(0, 3));
+    expect(repairs.map((repair) => repair.kind)).toEqual(["orphan_dropped"]);
+  });
+
   it("tells apart ids of the same length and last character", () => {
     const history = [aiCalls("tcr_0_1", "tcr_1_1"), toolResult("tcr_0_1"), toolResult("tcr_1_1")];
     expect(repairToolCalls(history).messages).toBe(history);

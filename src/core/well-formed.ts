@@ -128,6 +128,7 @@ function resultsInCallOrder(
     if (typeof id !== "string" || id === "") return -1;
     const result = messages[groupStart + position] as Fields | null | undefined;
     if (result?.type !== "tool" || result.tool_call_id !== id) return -1;
+    if (count === 1) break;
     const bit = lastCharacterBit(id);
     if ((lastCharacters & bit) !== 0 && madeEarlier(calls, position, id)) return -1;
     lastCharacters |= bit;

@@ -1,7 +1,9 @@
 /**
- * The end-to-end figure: one `createAgent` step (input, model node, answer) on a clean history,
- * with and without our middleware, around a model that answers at once, so that everything the
- * step costs apart from the model is what is compared.
+ * The end-to-end figure: one `createAgent` invocation (input, model node, answer) on a clean
+ * history, with and without our middleware, around a model that answers at once, so that
+ * everything the step costs apart from the model is what is compared. The agent is the README's:
+ * with a checkpointer, each step on a thread of its own that starts from the history; or, for
+ * applications that keep their histories themselves, without one.
  */
 
 import {
@@ -10,6 +12,7 @@ import {
 } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessage } from "@langchain/core/messages";
+import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware } from "langchain";
 import { danglingToolCallMiddleware } from "tool-call-resilience";
 
@@ -44,17 +47,24 @@ const passThrough = createMiddleware({
   wrapModelCall: (request, handler) => handler(request),
 });
 
+/** Where the agent keeps its threads: a `MemorySaver`, or nowhere. */
+export type StepCheckpointer = "memory-saver" | "none";
+
 /**
  * A function that runs one agent step on `history` and resolves to the number of messages the
- * step ended with (the history and the answer).
+ * step ended with (the history and the answer). With a checkpointer each step runs on a new
+ * thread, deleted afterwards, so that every step starts from the same history.
  */
 export function agentStep(
   history: readonly BaseMessage[],
   middleware: StepMiddleware,
+  checkpointing: StepCheckpointer,
 ): () => Promise<number> {
+  const checkpointer = checkpointing === "memory-saver" ? new MemorySaver() : undefined;
   const agent = createAgent({
     model: new AnsweringModel(),
     tools: [],
+    checkpointer,
     middleware:
       middleware === "ours"
         ? [danglingToolCallMiddleware({ logger: false })]
@@ -62,9 +72,14 @@ export function agentStep(
           ? [passThrough]
           : [],
   });
-  const input = { messages: [...history] };
+  let threads = 0;
   return async () => {
-    const state = await agent.invoke(input);
+    const threadId = `bench-${threads++}`;
+    const state = await agent.invoke(
+      { messages: [...history] },
+      { configurable: { thread_id: threadId } },
+    );
+    await checkpointer?.deleteThread(threadId);
     const last = state.messages.at(-1);
     if (!AIMessage.isInstance(last) || last.text !== "Done.") {
       throw new Error("the agent step did not end with the model's answer");

@@ -19,8 +19,8 @@ export interface Effort {
 
 /** Quick: the whole suite within a minute on a shared two-core machine. */
 export const QUICK_EFFORT: Effort = {
-  sampleTimeNs: 12e6,
-  rounds: 3,
+  sampleTimeNs: 8e6,
+  rounds: 5,
   minSamples: 5,
   warmUpNs: 20e6,
 };

@@ -21,7 +21,7 @@ export interface Measurements {
   readonly middlewareVsPeer: readonly WorkloadComparison[];
   /** Window 50 on 100,000 clean messages against window 50 on 100. */
   readonly window: Comparison;
-  /** The `createAgent` step with our middleware and telemetry on, against the step without it. */
+  /** The `createAgent` step (with a checkpointer) with our middleware and telemetry on, against the step without it. */
   readonly agentStep: Comparison;
   /** Bytes allocated per clean call, by history size, for each contender measured. */
   readonly bytesPerCall: readonly {
@@ -143,7 +143,7 @@ function agentStepTarget(measured: Measurements): Verdict {
   const { agentStep } = measured;
   const slower = (agentStep.ratio - 1) * 100;
   return {
-    target: `createAgent step, middleware and telemetry on, 100 clean messages: at most ${Math.round((LIMITS.agentStepOverhead - 1) * 100)}% slower`,
+    target: `createAgent step (with a checkpointer), middleware and telemetry on, 100 clean messages: at most ${Math.round((LIMITS.agentStepOverhead - 1) * 100)}% slower`,
     pass: agentStep.ratio <= LIMITS.agentStepOverhead,
     measured: `${slower >= 0 ? "+" : ""}${slower.toFixed(1)}%`,
   };

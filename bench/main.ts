@@ -48,7 +48,7 @@ createAgent step without the middleware (with a checkpointer, and for scale with
 checks the targets of BENCHMARKS.md.
 
   --quick   shorter samples, fewer rounds, no peer at 100,000 messages: under a minute
-            instead of about ten
+            instead of about eleven
   --help    this text`;
 
 const SIZES = [10, 100, 1_000, 10_000, 100_000] as const;

@@ -1,0 +1,117 @@
+/**
+ * The provider rules the reliability tests rely on refuse what each provider refuses, with its
+ * own words, and accept what it accepts: a validator that accepted everything would make every
+ * test built on it pass for nothing.
+ */
+import { describe, expect, it } from "vitest";
+import { repairToolCalls } from "../src/index.js";
+import { aiCalls, aiText, human, system, toolResult } from "./helpers/history.js";
+import { providerViolations } from "./helpers/provider-payloads.js";
+import { anthropicViolations, openAIViolations } from "./helpers/provider-rules.js";
+
+const NONE = { openai: [], anthropic: [], gemini: [] };
+
+describe("provider rules", () => {
+  it("accept a history whose every call is answered right after it", () => {
+    const history = [
+      system("be brief"),
+      human("weather in Lyon and Osaka?"),
+      aiCalls("call_1", "call_2"),
+      toolResult("call_1"),
+      toolResult("call_2"),
+      aiText("Sunny in both."),
+      human("thanks"),
+    ];
+    expect(providerViolations(history)).toEqual(NONE);
+  });
+
+  it("refuse a call without a result, each provider in its own words", () => {
+    const { openai, anthropic, gemini } = providerViolations([
+      human("deploy"),
+      aiCalls("call_1"),
+      human("stop"),
+    ]);
+    expect(openai.map((violation) => violation.message)).toEqual([
+      "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_1",
+    ]);
+    expect(anthropic.map((violation) => violation.message)).toEqual([
+      "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: call_1. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+    ]);
+    expect(gemini).toHaveLength(1);
+  });
+
+  it("refuse one missing result among parallel calls", () => {
+    const { openai, anthropic, gemini } = providerViolations([
+      human("both"),
+      aiCalls("call_1", "call_2"),
+      toolResult("call_2"),
+      human("and?"),
+    ]);
+    expect(openai[0]?.message).toMatch(/did not have response messages: call_1$/);
+    expect(anthropic[0]?.message).toMatch(/immediately after: call_1\./);
+    expect(gemini).toHaveLength(1);
+  });
+
+  it("refuse a result that answers no call", () => {
+    const { openai, anthropic, gemini } = providerViolations([
+      human("hi"),
+      toolResult("call_9"),
+      aiText("hello"),
+    ]);
+    expect(openai[0]?.message).toBe(
+      "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+    );
+    expect(anthropic[0]?.message).toMatch(
+      /unexpected `tool_use_id` found in `tool_result` blocks: call_9/,
+    );
+    expect(gemini).toHaveLength(1);
+  });
+
+  it("refuse a result separated from its call by a human message", () => {
+    const { openai, anthropic } = providerViolations([
+      aiCalls("call_1"),
+      human("still there?"),
+      toolResult("call_1"),
+    ]);
+    expect(openai.length).toBeGreaterThan(0);
+    expect(anthropic.length).toBeGreaterThan(0);
+  });
+
+  it("refuse text before a tool_result in Anthropic's user turn", () => {
+    const violations = anthropicViolations([
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "search", input: {} }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "first" },
+          { type: "tool_result", tool_use_id: "t1", content: "ok" },
+        ],
+      },
+    ]);
+    expect(violations.map((violation) => violation.param)).toEqual([
+      "messages.0",
+      "messages.1.content.1",
+    ]);
+  });
+
+  it("point OpenAI's error at the assistant message", () => {
+    const violations = openAIViolations([
+      { role: "user", content: "go" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function" }] },
+      { role: "user", content: "stop" },
+    ]);
+    expect(violations.map((violation) => violation.param)).toEqual(["messages.[1].role"]);
+  });
+
+  it("accept what the repair makes of each of these histories", () => {
+    const broken = [
+      [human("deploy"), aiCalls("call_1"), human("stop")],
+      [human("both"), aiCalls("call_1", "call_2"), toolResult("call_2"), human("and?")],
+      [human("hi"), toolResult("call_9"), aiText("hello")],
+      [aiCalls("call_1"), human("still there?"), toolResult("call_1")],
+    ];
+    for (const history of broken) {
+      expect(providerViolations(repairToolCalls(history).messages)).toEqual(NONE);
+    }
+  });
+});

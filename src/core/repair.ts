@@ -7,6 +7,7 @@ import type { PlaceholderReason } from "./locales.js";
 import {
   answeredToolCallIdOf,
   hasInvalidArguments,
+  hasUnlistedCalls,
   isToolCallEntry,
   MessageKind,
   messageKindOf,
@@ -15,7 +16,8 @@ import {
   toolCallIdOf,
   toolCallNameOf,
   toolMessageNameOf,
-  withToolCallIds,
+  withAnsweredId,
+  withListedToolCalls,
 } from "./messages.js";
 import { findMissingResults, type MissingResultsGroup } from "./missing-results.js";
 import { placeholderText } from "./placeholder.js";
@@ -29,7 +31,12 @@ import {
 import { firstUnsoundIndex } from "./well-formed.js";
 
 /** What a repair did. */
-export type RepairKind = "placeholder_inserted" | "result_moved" | "orphan_dropped" | "id_assigned";
+export type RepairKind =
+  | "placeholder_inserted"
+  | "result_moved"
+  | "orphan_dropped"
+  | "id_assigned"
+  | "call_listed";
 
 /** One change the engine made to the history. */
 export interface ToolCallRepair {
@@ -179,7 +186,11 @@ function keepsUnmatchedResults(policy: RepairPolicy, start: number): boolean {
 /** One distinct call of an AI message, and what answers it. */
 interface CallSlot {
   readonly owner: AiEntry;
+  /** Its position among the message's calls, as {@link toolCallAt} numbers them. */
+  readonly position: number;
   readonly id: string;
+  /** The id the call had when another call of its message had it first, and it was given `id`. */
+  readonly repeatedId: string | undefined;
   readonly name: string;
   readonly call: unknown;
   /** Input index of the tool message that answers it, or -1. */
@@ -197,8 +208,15 @@ interface AiEntry {
   readonly message: unknown;
   /** The distinct calls, in call order. */
   readonly slots: CallSlot[];
-  /** Ids given to calls that had none, by call position; absent when none was needed. */
+  /**
+   * Ids given to calls that had none, or whose id an earlier call of the same message already
+   * has, by call position; absent when none was needed.
+   */
   assignedIds: Map<number, string> | undefined;
+  /** Whether some of its calls are not in `tool_calls` ({@link hasUnlistedCalls}). */
+  readonly unlisted: boolean;
+  /** Whether one of its calls has the id of an earlier one, and so a new id. */
+  repeatsIds: boolean;
   /** The slots by id, built only for messages with many calls. */
   slotsById: Map<string, CallSlot> | undefined;
 }
@@ -250,6 +268,8 @@ type Fate = (typeof Fate)[keyof typeof Fate];
 interface Analysis {
   readonly entries: Map<number, AiEntry>;
   readonly fates: Map<number, Fate>;
+  /** Results that answer a call given a new id, by input index: they are copied with that id. */
+  readonly renamed: Map<number, string>;
   /** Whether anything needs repair under the policy. */
   readonly needsRepair: boolean;
 }
@@ -267,6 +287,7 @@ function analyze(
 ): Analysis {
   const entries = new Map<number, AiEntry>();
   const fates = new Map<number, Fate>();
+  const renamed = new Map<number, string>();
   const unanswered = new UnansweredCalls();
   const ids = new AssignedIds(messages, start);
   const keepUnmatched = keepsUnmatchedResults(policy, start);
@@ -280,7 +301,7 @@ function analyze(
       groupOwner = collectCalls(message, index, ids);
       if (groupOwner === undefined) continue;
       entries.set(index, groupOwner);
-      if (groupOwner.assignedIds !== undefined) needsRepair = true;
+      if (groupOwner.assignedIds !== undefined || groupOwner.unlisted) needsRepair = true;
       for (const slot of groupOwner.slots) unanswered.add(slot);
       continue;
     }
@@ -293,6 +314,7 @@ function analyze(
     if (slot !== undefined) {
       slot.answeredBy = index;
       slot.misplaced = slot.owner !== groupOwner;
+      if (slot.id !== id) renamed.set(index, slot.id);
       if (slot.misplaced && policy.misplaced === "regroup") {
         fates.set(index, Fate.Consumed);
         needsRepair = true;
@@ -307,7 +329,7 @@ function analyze(
       if (entry.slots.some((slot) => slot.answeredBy < 0)) needsRepair = true;
     }
   }
-  return { entries, fates, needsRepair };
+  return { entries, fates, renamed, needsRepair };
 }
 
 /**
@@ -352,7 +374,11 @@ class AssignedIds {
   }
 }
 
-/** The distinct calls of an AI message; a repeated id is one call, answered once. */
+/**
+ * The calls of an AI message, each with an id of its own: a call without an id, or with the id of
+ * an earlier call of the same message, is given a new one. Providers that count calls (Gemini)
+ * want a result for each of two calls that share an id, and one result cannot name both.
+ */
 function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | undefined {
   const callCount = toolCallCountOf(ai);
   if (callCount === 0) return undefined;
@@ -362,21 +388,29 @@ function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | u
     slots: [],
     assignedIds: undefined,
     slotsById: undefined,
+    unlisted: hasUnlistedCalls(ai),
+    repeatsIds: false,
   };
   for (let position = 0; position < callCount; position++) {
     const call = toolCallAt(ai, position);
     if (!isToolCallEntry(call)) continue;
     let id = toolCallIdOf(call);
+    let repeatedId: string | undefined;
+    if (id !== undefined && ownSlot(entry, id) !== undefined) {
+      repeatedId = id;
+      entry.repeatsIds = true;
+      id = undefined;
+    }
     if (id === undefined) {
       id = ids.next(index, position);
       entry.assignedIds ??= new Map();
       entry.assignedIds.set(position, id);
-    } else if (ownSlot(entry, id) !== undefined) {
-      continue;
     }
     const slot: CallSlot = {
       owner: entry,
+      position,
       id,
+      repeatedId,
       name: toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME,
       call,
       answeredBy: -1,
@@ -415,6 +449,12 @@ function claimCall(
 ): CallSlot | undefined {
   const own = groupOwner === undefined ? undefined : ownSlot(groupOwner, id);
   if (own !== undefined && own.answeredBy < 0) return own;
+  if (groupOwner?.repeatsIds) {
+    // A second result for an id the message made twice answers the second call, under its new id.
+    for (const slot of groupOwner.slots) {
+      if (slot.repeatedId === id && slot.answeredBy < 0) return slot;
+    }
+  }
   return unanswered.earliest(id);
 }
 
@@ -549,7 +589,11 @@ function rebuild<T>(
   policy: RepairPolicy,
   context: RepairContext | undefined,
 ): RepairResult<T> {
-  const { entries, fates, needsRepair } = analyze(messages, start, from, policy);
+  const { entries, fates, renamed, needsRepair } = analyze(messages, start, from, policy);
+  const resultAt = (index: number) => {
+    const id = renamed.get(index);
+    return id === undefined ? messages[index] : withAnsweredId(messages[index], id);
+  };
   if (!needsRepair) return { messages: messages as T[], repairs: NO_REPAIRS };
 
   const output: unknown[] = messages.slice(0, from);
@@ -582,7 +626,7 @@ function rebuild<T>(
     if (fate === Fate.Consumed) continue;
     const entry = entries.get(index);
     if (entry === undefined) {
-      output.push(message);
+      output.push(resultAt(index));
       continue;
     }
     const assignedIds = entry.assignedIds ?? NO_ASSIGNED_IDS;
@@ -595,7 +639,22 @@ function rebuild<T>(
         outputIndex: output.length,
       });
     }
-    output.push(withToolCallIds(message, assignedIds));
+    if (entry.unlisted) {
+      // Every call is listed in the copy; those that were not are recorded, in call order.
+      const listed = (message as { tool_calls?: unknown }).tool_calls;
+      const listedCount = Array.isArray(listed) ? listed.length : 0;
+      for (const slot of entry.slots) {
+        if (slot.position < listedCount) continue;
+        log.record({
+          kind: "call_listed",
+          toolCallId: slot.id,
+          toolName: slot.name,
+          callIndex: index,
+          outputIndex: output.length,
+        });
+      }
+    }
+    output.push(withListedToolCalls(message, assignedIds));
 
     if (policy.misplaced === "keep") {
       // As the original design: placeholders directly after the AI message, nothing else moves.
@@ -621,7 +680,7 @@ function rebuild<T>(
         });
       }
       fates.set(slot.answeredBy, Fate.Consumed);
-      output.push(messages[slot.answeredBy]);
+      output.push(resultAt(slot.answeredBy));
     }
   }
   return { messages: output as Array<T | ToolMessage>, repairs };

@@ -19,6 +19,7 @@ export function countRepairs(repairs: readonly ToolCallRepair[]): RepairCounts {
     result_moved: 0,
     orphan_dropped: 0,
     id_assigned: 0,
+    call_listed: 0,
   };
   for (const repair of repairs) counts[repair.kind]++;
   return counts;
@@ -46,7 +47,14 @@ export function describeRepairs(repairs: readonly ToolCallRepair[]): string {
   if (counts.orphan_dropped > 0) {
     parts.push(`dropped ${counts.orphan_dropped} orphan tool result(s)`);
   }
-  if (counts.id_assigned > 0) parts.push(`assigned ${counts.id_assigned} missing tool call id(s)`);
+  if (counts.id_assigned > 0) {
+    parts.push(`assigned ${counts.id_assigned} missing or repeated tool call id(s)`);
+  }
+  if (counts.call_listed > 0) {
+    parts.push(
+      `listed ${counts.call_listed} tool call(s) in tool_calls that not every client sends`,
+    );
+  }
   if (parts.length === 0) return "No tool-call repair needed";
   const line = parts.join("; ");
   return counts.placeholder_inserted > 0 ? line : `Repaired tool-call history: ${line}`;

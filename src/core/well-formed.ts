@@ -7,6 +7,7 @@
  */
 import {
   answeredToolCallIdOf,
+  hasUnlistedCalls,
   isToolCallEntry,
   MessageKind,
   messageKindOf,
@@ -26,8 +27,9 @@ export const NESTED_LOOP_LIMIT = 32;
 /**
  * The index of the first message from `start` on where the history may break the tool-call
  * protocol, or `messages.length` when it does not: every AI message's calls are answered by the
- * tool messages directly after it, once each. A tool message that answers no call of its group (a
- * stray) is accepted only with `keepStrays`; otherwise its index, or its group's, is returned.
+ * tool messages directly after it, once each, and every one of its calls is listed in `tool_calls`
+ * with an id of its own. A tool message that answers no call of its group (a stray) is accepted
+ * only with `keepStrays`; otherwise its index, or its group's, is returned.
  *
  * Everything before the returned index is well formed, and no later message can change that:
  * results only ever answer calls made before them, and every call before the index is answered.
@@ -180,11 +182,15 @@ function groupAnswersListedCalls(
   keepStrays: boolean,
 ): boolean {
   if (!keepStrays && groupEnd - groupStart !== calls.length) return false;
+  let junk = false;
   for (let position = 0; position < calls.length; position++) {
     const call = calls[position] as Fields | null;
     if (call === null || typeof call !== "object") {
       // Junk in the list is no call; without strays allowed, the careful analysis counts the calls.
-      if (keepStrays) continue;
+      if (keepStrays) {
+        junk = true;
+        continue;
+      }
       return false;
     }
     const id = call.id;
@@ -196,7 +202,9 @@ function groupAnswersListedCalls(
     while (result < groupEnd && (messages[result] as Fields).tool_call_id !== id) result++;
     if (result === groupEnd) return false;
   }
-  return keepStrays || calls.length < 2 || idsAreDistinct(calls);
+  // Two calls with one id need an id each, strays or not; with junk between them the careful
+  // analysis tells.
+  return calls.length < 2 || (!junk && idsAreDistinct(calls));
 }
 
 /** Whether no two calls share an id; each call is known to be an object with a non-empty string id. */
@@ -222,6 +230,7 @@ function groupAnswersCallsAt(
   groupEnd: number,
   keepStrays: boolean,
 ): boolean {
+  if (hasUnlistedCalls(ai)) return false;
   const callCount = toolCallCountOf(ai);
   if (callCount > NESTED_LOOP_LIMIT) {
     return groupAnswersManyCalls(messages, ai, callCount, groupStart, groupEnd, keepStrays);
@@ -231,6 +240,7 @@ function groupAnswersCallsAt(
     if (!isToolCallEntry(call)) continue;
     const id = toolCallIdOf(call);
     if (id === undefined || !groupHasResult(messages, id, groupStart, groupEnd)) return false;
+    if (makesCall(ai, id, position)) return false; // an id made twice
   }
   if (keepStrays) return true;
   for (let result = groupStart; result < groupEnd; result++) {
@@ -255,7 +265,7 @@ function groupAnswersManyCalls(
     const call = toolCallAt(ai, position);
     if (!isToolCallEntry(call)) continue;
     const id = toolCallIdOf(call);
-    if (id === undefined) return false;
+    if (id === undefined || unanswered.has(id)) return false;
     unanswered.add(id);
   }
   for (let result = groupStart; result < groupEnd; result++) {
@@ -278,6 +288,7 @@ function groupHasResult(
   return false;
 }
 
+/** Whether one of the first `callCount` calls of this AI message has this id. */
 function makesCall(ai: unknown, id: string, callCount: number): boolean {
   for (let call = 0; call < callCount; call++) {
     if (toolCallIdOf(toolCallAt(ai, call)) === id) return true;

@@ -139,8 +139,13 @@ export const REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED = "placeholder_inserted" as 
 export const REPAIR_KIND_VALUE_RESULT_MOVED = "result_moved" as const;
 /** Repair kind: a result answering no call was dropped. */
 export const REPAIR_KIND_VALUE_ORPHAN_DROPPED = "orphan_dropped" as const;
-/** Repair kind: a call without an id was given one. */
+/** Repair kind: a call without an id, or with an id another call of its message has, was given one. */
 export const REPAIR_KIND_VALUE_ID_ASSIGNED = "id_assigned" as const;
+/**
+ * Repair kind: a call only some providers' clients send (a raw OpenAI-shaped call, an Anthropic
+ * `tool_use` block) was listed in the AI message's `tool_calls`, which every client sends.
+ */
+export const REPAIR_KIND_VALUE_CALL_LISTED = "call_listed" as const;
 
 /**
  * Tool name recorded on metrics for a tool the request does not offer: a model can invent any

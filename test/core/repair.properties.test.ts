@@ -59,9 +59,10 @@ function parsesAsJson(text: unknown): boolean {
 }
 
 /**
- * The calls of an AI message as a provider receives them: `tool_calls`, or the raw ones when it is
- * empty; then Anthropic `tool_use` content blocks for ids not listed yet. A call listed in
- * `invalid_tool_calls`, or with raw arguments that do not parse, needs `invalid_arguments`.
+ * The calls of an AI message as one provider's client or another sends them: `tool_calls`, or the
+ * raw ones when it is empty; then Anthropic `tool_use` content blocks for ids not listed yet (and
+ * blocks without an id). A call listed in `invalid_tool_calls`, or with raw arguments that do not
+ * parse, needs `invalid_arguments`.
  */
 function callsOf(message: unknown): Call[] {
   const fields = fieldsOf(message);
@@ -93,12 +94,14 @@ function callsOf(message: unknown): Call[] {
   for (const block of blocks) {
     const blockFields = fieldsOf(block);
     const id = nonEmptyString(blockFields?.id);
-    if (blockFields?.type !== "tool_use" || id === undefined) continue;
-    if ([...sent, ...extra].some((call) => call.id === id)) continue;
+    if (blockFields?.type !== "tool_use") continue;
+    // A block is a call of its own unless `tool_calls` (or the raw list) has its id: the Anthropic
+    // client sends every block, two blocks with one id included.
+    if (id !== undefined && sent.some((call) => call.id === id)) continue;
     extra.push({
       id,
       name: nonEmptyString(blockFields.name),
-      invalidArguments: invalidIds.includes(id),
+      invalidArguments: id !== undefined && invalidIds.includes(id),
     });
   }
   return [...sent, ...extra];
@@ -149,24 +152,69 @@ function shallowOf(message: unknown): unknown[] {
   return fields === undefined ? [] : Object.values(fields);
 }
 
-/** Whether `copy` is the engine's copy of `original` made to give its id-less calls ids. */
-function isIdAssignedCopy(copy: unknown, original: unknown, inputIndex: number): boolean {
+/**
+ * Whether an AI message needs a copy: a call without an id, an id made twice, or a call not
+ * listed in `tool_calls` (raw-only, or a `tool_use` block), which some clients would not send.
+ */
+function needsCopy(message: unknown): boolean {
+  const calls = callsOf(message);
+  const ids = calls.map((call) => call.id);
+  return (
+    ids.includes(undefined) ||
+    new Set(ids).size < ids.length ||
+    calls.length > listOf(fieldsOf(message)?.tool_calls).length
+  );
+}
+
+/**
+ * Whether `copy` is the engine's copy of `original`, made so that every call is listed in
+ * `tool_calls` under an id of its own: the same calls in the same order, with the same names, the
+ * original ids where they were missing or repeated replaced by `tcr_<message>_<call>` (or that
+ * with a suffix), and the serialized fields (what checkpointers store) in step.
+ */
+function isListedCopy(copy: unknown, original: unknown, inputIndex: number): boolean {
   if (copy === original || kindOf(copy) !== "ai" || kindOf(original) !== "ai") return false;
   if (Object.getPrototypeOf(copy) !== Object.getPrototypeOf(original)) return false;
+  if (!needsCopy(original)) return false;
   const before = callsOf(original);
   const after = callsOf(copy);
-  if (!before.some((call) => call.id === undefined)) return false;
-  // The serialized fields (what checkpointers store) follow the change.
+  const listed = listOf(fieldsOf(copy)?.tool_calls);
   const serialized = callsOf({ type: "ai", ...fieldsOf(fieldsOf(copy)?.lc_kwargs) });
+  const afterIds = after.map((call) => call.id);
   return (
     before.length === after.length &&
-    serialized.every((call, position) => call.id === after[position]?.id) &&
+    listed.length === after.length &&
+    new Set(afterIds).size === afterIds.length &&
     serialized.length === after.length &&
-    before.every(
-      (call, position) =>
+    serialized.every((call, position) => call.id === after[position]?.id) &&
+    before.every((call, position) => {
+      const id = after[position]?.id ?? "";
+      const repeated = before.slice(0, position).some((earlier) => earlier.id === call.id);
+      const base = `tcr_${inputIndex}_${position}`;
+      const assigned = id === base || id.startsWith(`${base}_`);
+      return (
         after[position]?.name === call.name &&
-        after[position]?.id === (call.id ?? `tcr_${inputIndex}_${position}`),
-    )
+        (call.id === undefined || repeated ? assigned : id === call.id)
+      );
+    })
+  );
+}
+
+/**
+ * The input index of the result that `message`, a tool message not in the input, copies under a
+ * new id: a second result for an id its AI message made twice answers the second call, whose id
+ * was replaced. -1 when it is no such copy.
+ */
+function renamedResultOf(message: unknown, history: readonly unknown[]): number {
+  const fields = fieldsOf(message);
+  if (kindOf(message) !== "tool" || isSynthetic(message)) return -1;
+  if (!String(fields?.tool_call_id).startsWith("tcr_")) return -1;
+  return history.findIndex(
+    (original) =>
+      kindOf(original) === "tool" &&
+      Object.getPrototypeOf(original) === Object.getPrototypeOf(message) &&
+      fieldsOf(original)?.content === fields?.content &&
+      answeredIdOf(original) !== fields?.tool_call_id,
   );
 }
 
@@ -271,7 +319,7 @@ describe("repairToolCalls properties", () => {
         outputOthers.forEach((message, at) => {
           const original = inputOthers[at] as { message: unknown; index: number };
           if (message !== original.message) {
-            expect(isIdAssignedCopy(message, original.message, original.index)).toBe(true);
+            expect(isListedCopy(message, original.message, original.index)).toBe(true);
           }
         });
 
@@ -285,13 +333,15 @@ describe("repairToolCalls properties", () => {
         const seen = new Set<unknown>();
         messages.forEach((message, index) => {
           if (kindOf(message) !== "tool") return;
-          const from = inputIndex.get(message);
-          if (from === undefined) {
-            expect(isSynthetic(message)).toBe(true);
-            return;
+          let from = inputIndex.get(message);
+          if (from === undefined && !isSynthetic(message)) {
+            from = renamedResultOf(message, history);
+            expect(from).toBeGreaterThanOrEqual(0);
           }
-          expect(seen.has(message)).toBe(false);
-          seen.add(message);
+          if (from === undefined) return;
+          const original = history[from];
+          expect(seen.has(original)).toBe(false);
+          seen.add(original);
           if (!moved.has(from)) {
             expect(othersBefore(messages, index)).toBe(othersBefore(history, from));
           }
@@ -327,9 +377,9 @@ describe("repairToolCalls properties", () => {
         );
         expect(withoutPlaceholders).toHaveLength(history.length);
         withoutPlaceholders.forEach((message, index) => {
-          if (message !== history[index]) {
-            expect(isIdAssignedCopy(message, history[index], index)).toBe(true);
-          }
+          if (message === history[index]) return;
+          if (kindOf(message) === "tool") expect(renamedResultOf(message, history)).toBe(index);
+          else expect(isListedCopy(message, history[index], index)).toBe(true);
         });
       }),
       RUNS,
@@ -356,7 +406,11 @@ describe("repairToolCalls properties", () => {
             const id = answeredIdOf(history[index]);
             if (id === undefined || !callsBefore.has(id)) continue;
             crossing++;
-            expect(messages).toContain(history[index]);
+            const kept = messages.some(
+              (message) =>
+                message === history[index] || renamedResultOf(message, history) === index,
+            );
+            expect(kept).toBe(true);
           }
         },
       ),
@@ -371,17 +425,27 @@ describe("repairToolCalls properties", () => {
       fc.property(brokenHistoryArb, repairOptionsArb, (history, options) => {
         const { messages, repairs } = repairToolCalls(history, options);
         const inputSet = new Set(history);
+        // A copied AI message's calls are its original's, position by position.
+        const originals = new Map<unknown, unknown>();
+        for (const repair of repairs) {
+          if (repair.kind !== "id_assigned" && repair.kind !== "call_listed") continue;
+          originals.set(messages[repair.outputIndex ?? -1], history[repair.callIndex ?? -1]);
+        }
         let placeholders = 0;
         messages.forEach((message, index) => {
           if (inputSet.has(message) || kindOf(message) !== "tool") return;
+          if (renamedResultOf(message, history) >= 0) return;
           placeholders++;
           const fields = fieldsOf(message) as Fields;
           expect(isSynthetic(message)).toBe(true);
           expect(fields.status).toBe("error");
           const owner = groupOwnerOf(messages, index);
           expect(owner).toBeGreaterThanOrEqual(0);
-          const call = callsOf(messages[owner]).find((c) => c.id === fields.tool_call_id);
-          expect(call).toBeDefined();
+          const calls = callsOf(messages[owner]);
+          const position = calls.findIndex((c) => c.id === fields.tool_call_id);
+          expect(position).toBeGreaterThanOrEqual(0);
+          const original = originals.get(messages[owner]) ?? messages[owner];
+          const call = callsOf(original)[position];
           expect(fields.name).toBe(call?.name ?? "unknown");
           expect(fieldsOf(fields.response_metadata)?.synthetic_reason).toBe(
             call?.invalidArguments ? "invalid_arguments" : "interrupted",
@@ -412,9 +476,9 @@ describe("repairToolCalls properties", () => {
             expect(isSynthetic(at)).toBe(true);
             expect(answeredIdOf(at)).toBe(repair.toolCallId);
           } else {
-            expect(
-              isIdAssignedCopy(at, history[repair.callIndex ?? -1], repair.callIndex ?? -1),
-            ).toBe(true);
+            expect(isListedCopy(at, history[repair.callIndex ?? -1], repair.callIndex ?? -1)).toBe(
+              true,
+            );
             expect(callIdsOf(at)).toContain(repair.toolCallId);
           }
         }

@@ -5,6 +5,7 @@ import {
   PLACEHOLDER_CATALOG,
   repairToolCalls,
   syntheticReasonOf,
+  type ToolCallRepair,
 } from "../../src/index.js";
 import { aiCalls, aiText, human, shapeOf, system, toolResult } from "../helpers/history.js";
 
@@ -120,18 +121,33 @@ describe("several dangling calls", () => {
 });
 
 describe("duplicate ids", () => {
-  it("answers the same id twice in one AI message once", () => {
+  // Gemini counts calls, not ids: each of two calls with one id needs a response of its own.
+  it("gives the second of two calls with one id in one AI message an id of its own, and answers each", () => {
     const history = [aiCalls("call_1", "call_1"), human("next")];
     const { messages, repairs } = repairToolCalls(history);
-    expect(shapeOf(messages)).toEqual(["ai(call_1,call_1)", "tool(call_1)", "human"]);
-    expect(repairs).toHaveLength(1);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1,tcr_0_1)",
+      "tool(call_1)",
+      "tool(tcr_0_1)",
+      "human",
+    ]);
+    expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
+      ["id_assigned", "tcr_0_1"],
+      ["placeholder_inserted", "call_1"],
+      ["placeholder_inserted", "tcr_0_1"],
+    ]);
   });
 
-  it("drops a second result for an id made twice in one AI message, even when the results follow in call order", () => {
+  it("lets a second result for an id made twice in one AI message answer the second call, under its new id", () => {
     const history = [aiCalls("call_1", "call_1"), toolResult("call_1"), toolResult("call_1")];
     const { messages, repairs } = repairToolCalls(history);
-    expect(messages).toEqual([history[0], history[1]]);
-    expect(repairs.map((repair) => repair.kind)).toEqual(["orphan_dropped"]);
+    expect(shapeOf(messages)).toEqual(["ai(call_1,tcr_0_1)", "tool(call_1)", "tool(tcr_0_1)"]);
+    expect(messages[1]).toBe(history[1]);
+    const second = messages[2] as ToolMessage;
+    expect(second).toBeInstanceOf(ToolMessage);
+    expect(second.content).toBe((history[2] as ToolMessage).content);
+    expect((history[2] as ToolMessage).tool_call_id).toBe("call_1");
+    expect(repairs.map((repair) => repair.kind)).toEqual(["id_assigned"]);
   });
 
   it("finds an id made twice in one AI message with another call between them", () => {
@@ -142,8 +158,13 @@ describe("duplicate ids", () => {
       toolResult("call_1"),
     ];
     const { messages, repairs } = repairToolCalls(history);
-    expect(messages).toEqual(history.slice(0, 3));
-    expect(repairs.map((repair) => repair.kind)).toEqual(["orphan_dropped"]);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1,call_2,tcr_0_2)",
+      "tool(call_1)",
+      "tool(call_2)",
+      "tool(tcr_0_2)",
+    ]);
+    expect(repairs.map((repair) => repair.kind)).toEqual(["id_assigned"]);
   });
 
   it("tells apart ids of the same length and last character", () => {
@@ -151,9 +172,11 @@ describe("duplicate ids", () => {
     expect(repairToolCalls(history).messages).toBe(history);
   });
 
-  it("takes one result for a repeated id as complete", () => {
+  it("gives the second call of a repeated id a placeholder when one result answers the id", () => {
     const history = [aiCalls("call_1", "call_1"), toolResult("call_1")];
-    expect(repairToolCalls(history).messages).toBe(history);
+    const { messages } = repairToolCalls(history);
+    expect(shapeOf(messages)).toEqual(["ai(call_1,tcr_0_1)", "tool(call_1)", "tool(tcr_0_1)"]);
+    expect(syntheticReasonOf(messages[2])).toBe("interrupted");
   });
 
   it("gives a placeholder to the second of two turns that reuse an id when only the first is answered", () => {
@@ -248,10 +271,21 @@ describe("invalid calls", () => {
       invalid_tool_calls: [{ id: "call_2", name: "fetch", args: '{"url": "ht', error: "bad JSON" }],
     });
 
+  const placeholdersOf = (repairs: readonly ToolCallRepair[]) =>
+    repairs.filter((repair) => repair.kind === "placeholder_inserted");
+
   it("counts an invalid call the provider receives as unanswered, with its own reason and text", () => {
     const { messages, repairs } = repairToolCalls([openAiTruncated(), human("next")]);
-    expect(shapeOf(messages)).toEqual(["ai(call_9)", "tool(call_9)", "human"]);
-    expect(repairs[0]).toMatchObject({ toolCallId: "call_9", reason: "invalid_arguments" });
+    // Listed in tool_calls (so the Anthropic client sends it too), and still invalid.
+    expect(shapeOf(messages)).toEqual(["ai(call_9,call_9)", "tool(call_9)", "human"]);
+    expect((messages[0] as AIMessage).tool_calls).toEqual([
+      { id: "call_9", name: "search", args: {}, type: "tool_call" },
+    ]);
+    expect(repairs[0]).toMatchObject({ kind: "call_listed", toolCallId: "call_9" });
+    expect(placeholdersOf(repairs)[0]).toMatchObject({
+      toolCallId: "call_9",
+      reason: "invalid_arguments",
+    });
     expect((messages[1] as ToolMessage).content).toBe(PLACEHOLDER_CATALOG.en.invalid_arguments);
     expect(PLACEHOLDER_CATALOG.en.invalid_arguments).toMatch(/arguments could not be parsed/);
     expect(syntheticReasonOf(messages[1])).toBe("invalid_arguments");
@@ -260,24 +294,36 @@ describe("invalid calls", () => {
   it("counts an invalid call sent as an Anthropic tool_use block, in call order", () => {
     const { messages, repairs } = repairToolCalls([anthropicTruncated(), human("next")]);
     expect(shapeOf(messages)).toEqual([
-      "ai(call_1,call_2)",
+      "ai(call_1,call_2,call_2)",
       "tool(call_1)",
       "tool(call_2)",
       "human",
     ]);
-    expect(repairs.map((repair) => [repair.toolCallId, repair.toolName, repair.reason])).toEqual([
+    expect(
+      placeholdersOf(repairs).map((repair) => [repair.toolCallId, repair.toolName, repair.reason]),
+    ).toEqual([
       ["call_1", "search", "interrupted"],
       ["call_2", "fetch", "invalid_arguments"],
     ]);
   });
 
-  it("accepts a result that answers an invalid call", () => {
+  // The OpenAI client sends tool_calls only: without the listing, its result would answer nothing.
+  it("lists an answered call that only a tool_use block makes, so that every client sends it", () => {
     const history = [
       anthropicTruncated(),
       toolResult("call_1"),
       toolResult("call_2", "bad arguments"),
     ];
-    expect(repairToolCalls(history).messages).toBe(history);
+    const { messages, repairs } = repairToolCalls(history);
+    expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
+      ["call_listed", "call_2"],
+    ]);
+    const [listed, added] = (messages[0] as AIMessage).tool_calls ?? [];
+    expect(listed).toBe((history[0] as AIMessage).tool_calls?.[0]);
+    expect(added).toEqual({ id: "call_2", name: "fetch", args: {}, type: "tool_call" });
+    expect((messages[0] as AIMessage).content).toBe((history[0] as AIMessage).content);
+    expect(messages.slice(1)).toEqual(history.slice(1));
+    expect(repairToolCalls(messages).messages).toBe(messages);
   });
 
   it("gives no result to an invalid call the provider never receives, as that would be refused", () => {
@@ -316,22 +362,38 @@ describe("raw OpenAI-shaped calls", () => {
       raw("call_7"),
       { role: "user", content: "next" },
     ]);
-    expect(shapeOf(messages)).toEqual(["ai", "tool(call_7)", "user"]);
-    expect(repairs[0]).toMatchObject({
+    expect(shapeOf(messages)).toEqual(["ai(call_7)", "tool(call_7)", "user"]);
+    expect(repairs.map((repair) => repair.kind)).toEqual(["call_listed", "placeholder_inserted"]);
+    expect(repairs[1]).toMatchObject({
       toolCallId: "call_7",
       toolName: "lookup",
       reason: "interrupted",
     });
   });
 
-  it("accepts a plain tool result for a raw call", () => {
+  // The Anthropic client sends tool_calls only: without the listing, its result would answer nothing.
+  it("lists a raw call in tool_calls, with its arguments parsed, even when it is answered", () => {
     const history = [raw("call_7"), { role: "tool", tool_call_id: "call_7", content: "42" }];
-    expect(repairToolCalls(history).messages).toBe(history);
+    const { messages, repairs } = repairToolCalls(history);
+    expect(repairs.map((repair) => [repair.kind, repair.toolCallId, repair.outputIndex])).toEqual([
+      ["call_listed", "call_7", 0],
+    ]);
+    expect(messages[0]).toEqual({
+      ...history[0],
+      tool_calls: [{ id: "call_7", name: "lookup", args: { q: "x" }, type: "tool_call" }],
+    });
+    expect(messages[1]).toBe(history[1]);
+    expect(repairToolCalls(messages).messages).toBe(messages);
   });
 
-  it("reads unparsable raw arguments as invalid_arguments", () => {
-    const { repairs } = repairToolCalls([raw("call_7", '{"q": "tru')]);
-    expect(repairs[0]?.reason).toBe("invalid_arguments");
+  it("reads unparsable raw arguments as invalid_arguments, and lists the call with no arguments", () => {
+    const { messages, repairs } = repairToolCalls([raw("call_7", '{"q": "tru')]);
+    expect(repairs.find((repair) => repair.kind === "placeholder_inserted")?.reason).toBe(
+      "invalid_arguments",
+    );
+    expect((messages[0] as unknown as { tool_calls: unknown[] }).tool_calls).toEqual([
+      { id: "call_7", name: "lookup", args: {}, type: "tool_call" },
+    ]);
   });
 
   it("reads top-level OpenAI-shaped tool_calls by function name", () => {

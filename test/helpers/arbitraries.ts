@@ -32,6 +32,8 @@ export interface TurnSpec {
   readonly raw: boolean;
   /** Add a raw `additional_kwargs.tool_calls` shadow that the engine must ignore. */
   readonly shadow: boolean;
+  /** Also keep each listed call that has an id as a `tool_use` content block (ChatAnthropic's shape). */
+  readonly blocks: boolean;
   /** `tool_call_id`s of the tool messages right after the AI message, in order. */
   readonly results: readonly string[];
 }
@@ -92,6 +94,10 @@ const brokenTurnArbOver = (ids: readonly string[]): fc.Arbitrary<TurnSpec> => {
         { weight: 7, arbitrary: fc.constant(false) },
         { weight: 1, arbitrary: fc.constant(true) },
       ),
+      blocks: fc.oneof(
+        { weight: 5, arbitrary: fc.constant(false) },
+        { weight: 1, arbitrary: fc.constant(true) },
+      ),
     })
     .chain((turn) =>
       fc
@@ -114,29 +120,25 @@ const cleanTurnArb: fc.Arbitrary<TurnSpec> = fc
   .chain((ids) =>
     fc.record({
       calls: fc.tuple(...ids.map(cleanCallArb)),
-      invalidCount: fc.nat({ max: ids.length }),
-      duplicate: fc.boolean(),
-      raw: fc.oneof(
-        { weight: 5, arbitrary: fc.constant(false) },
-        { weight: 1, arbitrary: fc.constant(true) },
-      ),
+      invalidCount: fc.nat({ max: ids.length - 1 }),
       shadow: fc.boolean(),
+      blocks: fc.boolean(),
       results: fc.shuffledSubarray(ids, { minLength: ids.length }),
     }),
   )
-  .map(({ calls, invalidCount, duplicate, raw, shadow, results }) => {
-    // A repeated id within one message is one call, answered once.
-    const all = duplicate ? [...calls, calls[0] as CallSpec] : calls;
-    const split = all.length - invalidCount;
-    // Next to parsed calls and a raw shadow (OpenAI's shape), invalid calls are never sent, so a
-    // clean history has no results for them.
-    const sent = raw || !shadow || split === 0 ? all : all.slice(0, split);
+  .map(({ calls, invalidCount, shadow, blocks, results }) => {
+    // Every call of a well-formed message is listed in `tool_calls` with an id of its own: raw-only
+    // calls, `tool_use` blocks for unlisted calls and ids made twice all need a repair. Invalid
+    // calls are never sent only next to parsed calls and a raw shadow (OpenAI's shape).
+    const split = shadow ? calls.length - invalidCount : calls.length;
+    const sent = calls.slice(0, split);
     return {
       kind: "turn" as const,
-      calls: all.slice(0, split),
-      invalid: all.slice(split),
-      raw,
+      calls: sent,
+      invalid: calls.slice(split),
+      raw: false,
       shadow,
+      blocks,
       results: results.filter((id) => sent.some((call) => call.id === id)),
     };
   });
@@ -249,13 +251,14 @@ function aiMessageOf(turn: TurnSpec): AIMessage {
   // sent as Anthropic `tool_use` content blocks, as ChatAnthropic keeps them.
   // A shadow is ignored only next to parsed calls: with none, converters send the raw list.
   const shadow = turn.shadow && turn.calls.length > 0;
-  const toolUses = shadow
-    ? []
-    : turn.invalid.flatMap((call) =>
-        call.id === undefined
-          ? []
-          : [{ type: "tool_use", id: call.id, name: call.name ?? "", input: {} }],
-      );
+  const toolUseOf = (call: CallSpec) =>
+    call.id === undefined
+      ? []
+      : [{ type: "tool_use", id: call.id, name: call.name ?? "", input: {} }];
+  const toolUses = [
+    ...(turn.blocks ? turn.calls.flatMap(toolUseOf) : []),
+    ...(shadow ? [] : turn.invalid.flatMap(toolUseOf)),
+  ];
   return quietly(
     () =>
       new AIMessage({

@@ -3,6 +3,7 @@
  * well formed; only when it is not does a second pass match results to calls and rebuild it.
  */
 import { ToolMessage } from "@langchain/core/messages";
+import { shieldHistory } from "./hostile.js";
 import type { PlaceholderReason } from "./locales.js";
 import {
   answeredToolCallIdOf,
@@ -136,6 +137,20 @@ export function repairToolCalls<T>(
 ): RepairResult<T> {
   const resolved = resolvePolicy(policy);
   if (!Array.isArray(messages)) return { messages: messages as T[], repairs: NO_REPAIRS };
+  try {
+    return repairReadable(messages, resolved, context);
+  } catch {
+    // An entry that throws when read (a getter, a proxy): it is no message any client can send,
+    // so it is repaired around as junk. Nothing in a history makes the engine throw.
+    return repairAroundUnreadable(messages, resolved, context);
+  }
+}
+
+function repairReadable<T>(
+  messages: readonly T[],
+  resolved: RepairPolicy,
+  context: RepairContext | undefined,
+): RepairResult<T> {
   const start = windowStart(messages.length, resolved.window);
   const keepUnmatched = keepsUnmatchedResults(resolved, start);
   const unsound = firstUnsoundIndex(messages, start, keepUnmatched);
@@ -143,6 +158,28 @@ export function repairToolCalls<T>(
   const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound);
   if (missing !== undefined) return insertPlaceholders(messages, missing, resolved, context);
   return rebuild(messages, start, unsound, resolved, context);
+}
+
+/**
+ * The repair of a history with unreadable entries: each is read as junk and stays where it is.
+ * If even that throws, the history is passed on as it is.
+ */
+function repairAroundUnreadable<T>(
+  messages: readonly T[],
+  resolved: RepairPolicy,
+  context: RepairContext | undefined,
+): RepairResult<T> {
+  try {
+    const shielded = shieldHistory(messages);
+    if (shielded === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
+    const result = repairReadable(shielded.messages, resolved, context);
+    if (result.messages === shielded.messages) {
+      return { messages: messages as T[], repairs: NO_REPAIRS };
+    }
+    return { messages: shielded.restore(result.messages), repairs: result.repairs };
+  } catch {
+    return { messages: messages as T[], repairs: NO_REPAIRS };
+  }
 }
 
 /**

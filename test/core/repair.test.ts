@@ -806,3 +806,63 @@ describe("policy reuse", () => {
     expect(text).toBe(PLACEHOLDER_CATALOG.ko.interrupted);
   });
 });
+
+describe("unreadable entries", () => {
+  const throwingType = () => ({
+    get type(): string {
+      throw new Error("type");
+    },
+  });
+  const throwingProxy = () =>
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error("get");
+        },
+        ownKeys() {
+          throw new Error("ownKeys");
+        },
+      },
+    );
+
+  it("repairs around entries whose reads throw, which stay where they are", () => {
+    const unreadable = throwingType();
+    const proxy = throwingProxy();
+    const history = [aiCalls("call_1"), unreadable, proxy, human("next")];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(repairs.map((repair) => repair.kind)).toEqual(["placeholder_inserted"]);
+    expect(messages[0]).toBe(history[0]);
+    expect(syntheticReasonOf(messages[1])).toBe("interrupted");
+    expect(messages).toHaveLength(5);
+    expect(messages[2]).toBe(unreadable);
+    expect(messages[3]).toBe(proxy);
+    expect(messages[4]).toBe(history[3]);
+  });
+
+  it("returns the very same array when nothing else needs repair", () => {
+    const history = [human("hi"), throwingType(), aiText("hello")];
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+
+  it("reads an AI message whose call throws as junk, since no client could send it", () => {
+    const ai = aiCalls("call_1");
+    Object.defineProperty((ai as AIMessage).tool_calls?.[0], "id", {
+      get() {
+        throw new Error("id");
+      },
+    });
+    const history = [ai, human("next")];
+    expect(repairToolCalls(history)).toEqual({ messages: history, repairs: [] });
+  });
+
+  it("passes a history whose array itself throws on read on as it is", () => {
+    const history = new Proxy([aiCalls("call_1")], {
+      get(target, key) {
+        if (key === "0") throw new Error("index");
+        return Reflect.get(target, key);
+      },
+    });
+    expect(repairToolCalls(history).messages).toBe(history);
+  });
+});

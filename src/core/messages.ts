@@ -298,8 +298,14 @@ function copyWith(fields: Fields, changes: Fields): unknown {
   const prototype = Object.getPrototypeOf(fields) as object | null;
   if (prototype === Object.prototype || prototype === null) return { ...fields, ...changes };
   // Copied by descriptors and changed as own data properties: accessors on the prototype are
-  // shadowed, never called.
-  const copy = Object.create(prototype, Object.getOwnPropertyDescriptors(fields)) as Fields;
+  // shadowed, never called. The copy is the engine's own, so a frozen message gives a copy that
+  // can take the changes (and leaves the original frozen).
+  const descriptors = Object.getOwnPropertyDescriptors(fields);
+  for (const descriptor of Object.values(descriptors)) {
+    descriptor.configurable = true;
+    if ("value" in descriptor) descriptor.writable = true;
+  }
+  const copy = Object.create(prototype, descriptors) as Fields;
   for (const [key, value] of Object.entries(changes)) {
     Object.defineProperty(copy, key, {
       value,

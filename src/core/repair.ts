@@ -136,8 +136,9 @@ export function repairToolCalls<T>(
   context?: RepairContext,
 ): RepairResult<T> {
   const resolved = resolvePolicy(policy);
-  if (!Array.isArray(messages)) return { messages: messages as T[], repairs: NO_REPAIRS };
   try {
+    // A revoked proxy throws even here.
+    if (!Array.isArray(messages)) return { messages: messages as T[], repairs: NO_REPAIRS };
     return repairReadable(messages, resolved, context);
   } catch {
     // An entry that throws when read (a getter, a proxy): it is no message any client can send,

@@ -264,9 +264,14 @@ function localeOf(repairer: Repairer, request: LocaleRequest): string | undefine
   }
 }
 
+/** The request's thread id; none when the runtime holds none, or cannot be read. */
 function threadIdOf(request: Pick<LocaleRequest, "runtime">): string | undefined {
-  const threadId = request.runtime?.configurable?.thread_id;
-  return typeof threadId === "string" ? threadId : undefined;
+  try {
+    const threadId = request.runtime?.configurable?.thread_id;
+    return typeof threadId === "string" ? threadId : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function reportRepairs(
@@ -303,11 +308,12 @@ function repairRequest<T>(
   request: LocaleRequest & { readonly messages: readonly T[] },
   recording: Recording,
 ): Inspected<T> {
-  const messageCount = request.messages.length;
   const timed = recording.metrics?.instruments !== undefined || recording.tracing;
   const startedAt = timed ? performance.now() : 0;
+  let messageCount = 0;
   let result: RepairResult<T>;
   try {
+    messageCount = request.messages.length;
     // A resolver runs only when a placeholder needs its text, never on a clean request.
     const context =
       typeof repairer.locale === "function"
@@ -388,6 +394,52 @@ function telemetryFailureLogger(logger: RepairLogger) {
       `OpenTelemetry ${part} failed; the model call goes on. Later ${part} failures are not logged`,
       { error },
     );
+  };
+}
+
+/** What the middleware reads of a model request. */
+type ModelRequestLike = LocaleRequest & {
+  readonly model: unknown;
+  readonly tools?: readonly unknown[];
+};
+
+/** The request to hand to the model, and what to do with its response, if anything. */
+interface PreparedCall<Q, R> {
+  readonly request: Q;
+  readonly afterResponse?: (response: R) => R;
+}
+
+/**
+ * Repairs a model request and records it: everything the middleware does before the handler
+ * runs, so that one guard around it keeps any failure of ours away from the model call.
+ */
+function prepareModelCall<Q extends ModelRequestLike, R>(
+  repairer: Repairer,
+  waitingForModelCall: PendingInspections,
+  persist: boolean,
+  request: Q,
+): PreparedCall<Q, R> {
+  const persisted = persist ? waitingForModelCall.take(threadIdOf(request)) : NO_INSPECTIONS;
+  const recording = repairer.telemetry.lookUp();
+  const { result, inspection } = repairRequest(repairer, request, recording);
+  const repaired =
+    result === undefined || result.messages === request.messages
+      ? request
+      : { ...request, messages: result.messages };
+  // Nothing is built for the telemetry when nothing records: this runs before every model call.
+  if (recording.metrics?.instruments === undefined && !recording.tracing) {
+    return { request: repaired };
+  }
+  const call = observedCall(request);
+  const countsResponse = repairer.telemetry.recordModelCall(
+    recording,
+    call,
+    persisted.length === 0 ? [inspection] : [...persisted, inspection],
+  );
+  if (!countsResponse) return { request: repaired };
+  return {
+    request: repaired,
+    afterResponse: (response) => countResponse(repairer.telemetry, call, response),
   };
 }
 
@@ -491,25 +543,18 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
         }
       : undefined,
     wrapModelCall: (request, handler) => {
-      const persisted = persist ? waitingForModelCall.take(threadIdOf(request)) : NO_INSPECTIONS;
-      const recording = repairer.telemetry.lookUp();
-      const { result, inspection } = repairRequest(repairer, request, recording);
-      const repaired =
-        result === undefined || result.messages === request.messages
-          ? request
-          : { ...request, messages: result.messages };
-      // Nothing is built for the telemetry when nothing records: this runs before every model call.
-      if (recording.metrics?.instruments === undefined && !recording.tracing) {
-        return handler(repaired);
+      let prepared: PreparedCall<typeof request, ReturnType<typeof handler>>;
+      try {
+        prepared = prepareModelCall(repairer, waitingForModelCall, persist, request);
+      } catch (error) {
+        // A bug of ours outside the engine (which guards itself): the model call still goes on.
+        log(logger, "error", "Tool-call middleware failed; passing the request on unchanged", {
+          error,
+        });
+        prepared = { request };
       }
-      const call = observedCall(request);
-      const countsResponse = repairer.telemetry.recordModelCall(
-        recording,
-        call,
-        persisted.length === 0 ? [inspection] : [...persisted, inspection],
-      );
-      const response = handler(repaired);
-      return countsResponse ? countResponse(repairer.telemetry, call, response) : response;
+      const response = handler(prepared.request);
+      return prepared.afterResponse === undefined ? response : prepared.afterResponse(response);
     },
   });
 }

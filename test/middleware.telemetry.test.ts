@@ -9,7 +9,6 @@ import type { MeterProvider } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   ATTR_DANGLING_COUNT,
-  ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_PROVIDER_NAME,
@@ -451,25 +450,6 @@ describe("spans", () => {
     call(requestOn("t1", [human("hi")]));
     const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
     expect(span?.attributes).toMatchObject({ [ATTR_REPAIR_COUNT]: 0, [ATTR_OUTCOME]: "clean" });
-  });
-
-  it("marks the span as an error with error.type when the repair fails open", async () => {
-    const { metrics, tracing, call } = instrumented();
-    const corrupt = new Proxy(aiCalls("call_9"), {
-      get(target, property, receiver) {
-        if (property === "tool_calls") throw new TypeError("corrupt message");
-        return Reflect.get(target, property, receiver);
-      },
-    });
-    const request = requestOn("t1", [human("go"), corrupt]);
-    const handler = vi.fn<Handler>(answer);
-    call(request, handler);
-    expect(handler.mock.calls[0]?.[0]).toBe(request);
-    const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
-    expect(span?.status).toEqual({ code: 2, message: "corrupt message" }); // SpanStatusCode.ERROR
-    expect(span?.attributes[ATTR_ERROR_TYPE]).toBe("TypeError");
-    expect(span?.events.some((event) => event.name === "exception")).toBe(true);
-    expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "failed_open" })).toBe(1);
   });
 });
 

@@ -166,64 +166,7 @@ describe("logging", () => {
 });
 
 describe("fail-open", () => {
-  it("logs and passes the original request on when the repair itself fails", () => {
-    const error = vi.fn();
-    const request = requestWith(dangling());
-    // A message whose fields throw when read: the engine cannot survive this, the call must.
-    const hostile = new Proxy(aiCalls("call_9"), {
-      get(target, property, receiver) {
-        if (property === "tool_calls") throw new Error("corrupt message");
-        return Reflect.get(target, property, receiver);
-      },
-    });
-    request.messages.push(hostile);
-    const handler = vi.fn<Handler>(() => answer);
-    expect(wrap({ logger: { warn: vi.fn(), error } }, request, handler)).toBe(answer);
-    expect(handler.mock.calls[0]?.[0]).toBe(request);
-    expect(error).toHaveBeenCalledWith(
-      "Tool-call repair failed; passing the request on unchanged",
-      expect.objectContaining({ error: expect.any(Error) }),
-    );
-  });
-
-  it("falls back to warn when the logger's error method throws", () => {
-    const warn = vi.fn();
-    const logger = {
-      warn,
-      error: () => {
-        throw new Error("sink down");
-      },
-    };
-    const request = requestWith([
-      new Proxy(human("x"), {
-        get() {
-          throw new Error("corrupt");
-        },
-      }),
-    ]);
-    wrap({ logger }, request, () => answer);
-    expect(warn).toHaveBeenCalledWith(
-      "Tool-call repair failed; passing the request on unchanged",
-      expect.anything(),
-    );
-  });
-
-  it("uses warn when the logger has no error method", () => {
-    const warn = vi.fn();
-    const request = requestWith([
-      new Proxy(human("x"), {
-        get() {
-          throw new Error("corrupt");
-        },
-      }),
-    ]);
-    wrap({ logger: { warn } }, request, () => answer);
-    expect(warn).toHaveBeenCalledWith(
-      "Tool-call repair failed; passing the request on unchanged",
-      expect.anything(),
-    );
-  });
-
+  // An engine failure, and the logger fallbacks it uses, are in reliability/fail-open.test.ts.
   it("falls back to English when the locale resolver throws", () => {
     const warn = vi.fn();
     const handler = vi.fn<Handler>(() => answer);

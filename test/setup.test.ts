@@ -627,6 +627,29 @@ describe("shutdown()", () => {
       },
     ]);
   });
+  it("ends while scrapes are in flight: every scrape settles, shutdown resolves, and the port is free", async () => {
+    const { handle, port } = await startOnFreePort();
+    const agent = textAgent(1, { logger: false });
+    await agent.invoke({ messages: danglingInput(["c1", "search"]) }, onThread("busy"));
+
+    // Each scrape answers or is refused (undefined or an error code); none may hang.
+    const scrapes = Array.from({ length: 25 }, () => connectionErrorOf(handle.metricsUrl));
+    const stopped = handle.shutdown();
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<"hung">((resolve) => {
+      timer = setTimeout(() => resolve("hung"), 10_000);
+    });
+    try {
+      const settled = await Promise.race([Promise.all([stopped, ...scrapes]), hung]);
+      expect(settled).not.toBe("hung");
+    } finally {
+      clearTimeout(timer);
+    }
+
+    expect(await connectionErrorOf(handle.metricsUrl)).toBe("ECONNREFUSED");
+    // Nothing holds the port any more: it can be bound again at once.
+    await occupy(port);
+  });
 });
 
 describe("startTelemetry() refusals", () => {

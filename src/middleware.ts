@@ -554,7 +554,16 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
         prepared = { request };
       }
       const response = handler(prepared.request);
-      return prepared.afterResponse === undefined ? response : prepared.afterResponse(response);
+      if (prepared.afterResponse === undefined) return response;
+      try {
+        return prepared.afterResponse(response);
+      } catch (error) {
+        // The model has answered: that answer goes back whatever befalls its counting.
+        log(logger, "error", "Tool-call middleware failed; passing the response on unchanged", {
+          error,
+        });
+        return response;
+      }
     },
   });
 }

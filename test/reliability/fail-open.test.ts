@@ -222,6 +222,21 @@ describe("a failure of the middleware outside the engine", () => {
     expect(handler.mock.calls[0]?.[0]).toBe(request);
     expect(await metrics.sum(METRIC_MODEL_CALLS)).toBe(1);
   });
+  it("hands the model's answer back when the answer cannot be counted", () => {
+    const error = vi.fn();
+    const { hook } = instrumented({ logger: { warn: vi.fn(), error } });
+    // Counting reads the answer's `then` to tell a promise from a message: this one throws.
+    const answer = Object.defineProperty({}, "then", {
+      get() {
+        throw new Error("answer unreadable");
+      },
+    });
+    expect(hook(requestOn("t1", danglingThread()), () => answer)).toBe(answer);
+    expect(error).toHaveBeenCalledWith(
+      "Tool-call middleware failed; passing the response on unchanged",
+      { error: expect.objectContaining({ message: "answer unreadable" }) },
+    );
+  });
 });
 
 describe("a handler that throws", () => {

@@ -14,6 +14,7 @@ import type { FakeBuiltModel } from "@langchain/core/testing";
 import { tool } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { seeded } from "../demo/random.js";
 import { danglingToolCallMiddleware } from "../src/index.js";
 import { startTelemetry, type TelemetryHandle } from "../src/setup/index.js";
 import {
@@ -70,18 +71,6 @@ interface ThreadPlan {
   readonly id: string;
   readonly model: ModelName;
   readonly turns: readonly PlannedTurn[];
-}
-
-/** A small seeded generator (mulberry32), so every script is the same on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /**

@@ -13,6 +13,7 @@ import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { FakeBuiltModel } from "@langchain/core/testing";
 import type { MeterProvider } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
+import { seeded } from "../../demo/random.js";
 import {
   ATTR_DANGLING_COUNT,
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -48,18 +49,6 @@ import { aiCalls, human } from "../helpers/history.js";
 import { metricsHarness, tracingHarness } from "../helpers/telemetry.js";
 
 const THREADS = 1_000;
-
-/** A small seeded generator (mulberry32): the same plan on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Plan {
   readonly threadId: string;

@@ -226,6 +226,7 @@ describe("a failure of the middleware outside the engine", () => {
     const error = vi.fn();
     const { hook } = instrumented({ logger: { warn: vi.fn(), error } });
     // Counting reads the answer's `then` to tell a promise from a message: this one throws.
+    // biome-ignore lint/suspicious/noThenProperty: a `then` that throws is the fault under test
     const answer = Object.defineProperty({}, "then", {
       get() {
         throw new Error("answer unreadable");

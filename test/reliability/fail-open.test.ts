@@ -208,7 +208,7 @@ describe("a failure of the middleware outside the engine", () => {
     );
   });
 
-  it("passes a request on whose messages throw on every read, and counts it clean", async () => {
+  it("passes a request on whose messages throw on every read, counted as failed_open", async () => {
     const { metrics, hook } = instrumented();
     const messages = new Proxy([] as BaseMessage[], {
       get() {
@@ -221,7 +221,10 @@ describe("a failure of the middleware outside the engine", () => {
     expect(handler).toHaveBeenCalledTimes(1);
     expect(handler.mock.calls[0]?.[0]).toBe(request);
     expect(await metrics.sum(METRIC_MODEL_CALLS)).toBe(1);
+    // Not even its length can be read: the call went uninspected, which is failing open.
+    expect(await metrics.sum(METRIC_MODEL_CALLS, FAILED_OPEN)).toBe(1);
   });
+
   it("hands the model's answer back when the answer cannot be counted", () => {
     const error = vi.fn();
     const { hook } = instrumented({ logger: { warn: vi.fn(), error } });

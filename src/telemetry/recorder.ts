@@ -92,6 +92,8 @@ export interface ObservedModelCall {
   readonly model: unknown;
   readonly tools: readonly unknown[] | undefined;
   readonly threadId: string | undefined;
+  /** The provider and model to record when there is no model object to read them from. */
+  readonly identity?: Partial<ModelIdentity>;
 }
 
 /** Which part of the telemetry failed. */
@@ -328,13 +330,15 @@ export class RepairTelemetry {
 
   #computeLabels(call: ObservedModelCall): CallLabels {
     const settings = this.#settings;
+    const provider = settings.providerName ?? call.identity?.provider;
+    const model = settings.modelName ?? call.identity?.model;
     const identity: ModelIdentity =
-      settings.providerName !== undefined && settings.modelName !== undefined
-        ? { provider: settings.providerName, model: settings.modelName }
+      provider !== undefined && model !== undefined
+        ? { provider, model }
         : modelIdentityOf(call.model);
     return {
-      provider: settings.providerName ?? identity.provider,
-      model: settings.modelName ?? identity.model,
+      provider: provider ?? identity.provider,
+      model: model ?? identity.model,
       agent: settings.agentName ?? agentNameOfCurrentRun() ?? VALUE_UNKNOWN,
       offeredTools: toolNamesOf(call.tools),
     };

@@ -1,0 +1,509 @@
+/**
+ * What every attachment shares: the options, validated once into a {@link Repairer}, and the
+ * steps around one model call (repair, log, record, call, count the answer), guarded so that no
+ * failure of ours keeps the call from going on. The `createAgent` middleware, the chat-model
+ * wrapper and the native-format adapters all run through here; none has a copy of these steps.
+ */
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
+import { z } from "zod/v4";
+import {
+  localeTagSchema,
+  optionsError,
+  policyFrom,
+  type RepairOptions,
+  type RepairPolicy,
+  repairOptionsShape,
+} from "../core/policy.js";
+import { type RepairResult, repairToolCalls, type ToolCallRepair } from "../core/repair.js";
+import { describeRepairs } from "../core/summary.js";
+import type { ModelIdentity } from "../telemetry/model-identity.js";
+import {
+  type Inspection,
+  type ObservedModelCall,
+  type Recording,
+  RepairTelemetry,
+  type TelemetryPart,
+} from "../telemetry/recorder.js";
+import {
+  OUTCOME_VALUE_CLEAN,
+  OUTCOME_VALUE_FAILED_OPEN,
+  OUTCOME_VALUE_REPAIRED,
+} from "../telemetry/semconv.js";
+import { DEFAULT_THREAD_SERIES_LIMIT } from "../telemetry/thread-series.js";
+
+/** Where warnings go: one per repaired model call, and an error when the repair fails open. */
+export interface RepairLogger {
+  warn(message: string, details?: Record<string, unknown>): void;
+  error?(message: string, details?: Record<string, unknown>): void;
+}
+
+/** What a locale resolver sees: the model request (or, with `persist`, the state before it). */
+export interface LocaleRequest {
+  readonly messages: readonly unknown[];
+  readonly state?: unknown;
+  readonly runtime?: {
+    readonly context?: unknown;
+    readonly configurable?: { readonly thread_id?: string; readonly [key: string]: unknown };
+  };
+}
+
+/** Picks the locale of one request, for example from `runtime.context.locale`. */
+export type LocaleResolver = (request: LocaleRequest) => string | undefined;
+
+/**
+ * Options shared by every attachment (the `createAgent` middleware, {@link withToolCallRepair} and
+ * the native-format adapters): the repair options, plus how to log and what to record.
+ */
+export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale"> {
+  /**
+   * A BCP 47 tag, or a function that picks one per request. A resolver that throws or returns an
+   * unknown or malformed tag gives English; it never breaks the call.
+   * @default "en"
+   * @example
+   * ```ts
+   * { locale: (request) => (request.runtime?.context as { locale?: string })?.locale }
+   * ```
+   */
+  locale?: string | LocaleResolver;
+  /**
+   * Where warnings go: one per repaired model call. `false` silences it.
+   * @default console
+   */
+  logger?: RepairLogger | false;
+  /**
+   * The meter provider to record metrics with. By default the global one at the time of each call,
+   * so an SDK started after the agent was built is still used. With no SDK registered, nothing is
+   * recorded and nothing is computed for it.
+   * @default metrics.getMeterProvider()
+   */
+  meterProvider?: MeterProvider;
+  /**
+   * The tracer provider to create `repair_tool_calls` spans with.
+   * @default trace.getTracerProvider()
+   */
+  tracerProvider?: TracerProvider;
+  /**
+   * Record `tool_call_resilience.thread.dangling_tool_calls`, one series per thread that had a
+   * dangling call (per thread and model, for a thread that changes models). Turn it off where
+   * thread ids must not become metric labels.
+   * @default true
+   */
+  threadMetrics?: boolean;
+  /**
+   * How many threads get a series of their own on the per-thread counter, per meter provider: the
+   * first threads keep theirs for the life of the process, and the dangling calls of further
+   * threads are counted in one series marked `otel.metric.overflow` (Prometheus:
+   * `otel_metric_overflow="true"`). Middleware with the same limit share one budget.
+   * @default 1000
+   */
+  threadSeriesLimit?: number;
+  /**
+   * Create a `repair_tool_calls` span for every inspection, clean ones included. By default a span
+   * is created only when a request is repaired or the repair fails.
+   * @default false
+   */
+  traceAllCalls?: boolean;
+  /**
+   * How many counted dangling calls to remember (least recently seen forgotten first), so that a
+   * call repaired again on every later model call of its thread is counted once. Unset, every
+   * middleware of the process shares one memory of 10,000 per meter provider; a number gives this
+   * middleware its own memory of that size; `0` remembers nothing, so every sighting counts.
+   * @default 10_000, shared
+   */
+  countOnceMemory?: number;
+  /**
+   * The `gen_ai.provider.name` to record, instead of the one read from the request's model.
+   * @default read from `request.model`
+   */
+  providerName?: string;
+  /**
+   * The `gen_ai.request.model` to record, instead of the one read from the request's model.
+   * @default read from `request.model`
+   */
+  modelName?: string;
+  /**
+   * The `gen_ai.agent.name` to record.
+   * @default the `name` given to `createAgent`, else `"unknown"`
+   */
+  agentName?: string;
+}
+
+/** The options schema of every attachment; the middleware adds `persist`. */
+export const toolCallRepairOptionsShape = {
+  ...repairOptionsShape,
+  locale: z
+    .union([localeTagSchema, z.custom<LocaleResolver>((value) => typeof value === "function")], {
+      error: 'expected a BCP 47 language tag such as "en" or "zh-TW", or a resolver function',
+    })
+    .optional(),
+  logger: z
+    .union(
+      [
+        z.literal(false),
+        z.custom<RepairLogger>(
+          (value) =>
+            hasMethod(value, "warn") &&
+            ["function", "undefined"].includes(typeof (value as RepairLogger).error),
+        ),
+      ],
+      {
+        error:
+          "expected false or an object with a warn(message, details) method and, optionally, an error(message, details) method",
+      },
+    )
+    .optional(),
+  meterProvider: z
+    .custom<MeterProvider>((value) => hasMethod(value, "getMeter"), {
+      error: "expected a MeterProvider: an object with a getMeter(name, version) method",
+    })
+    .optional(),
+  tracerProvider: z
+    .custom<TracerProvider>((value) => hasMethod(value, "getTracer"), {
+      error: "expected a TracerProvider: an object with a getTracer(name, version) method",
+    })
+    .optional(),
+  threadMetrics: z.boolean().default(true),
+  threadSeriesLimit: z
+    .int({ error: "expected a whole number of thread series, 1 or more" })
+    .min(1, { error: "expected a whole number of thread series, 1 or more" })
+    .default(DEFAULT_THREAD_SERIES_LIMIT),
+  traceAllCalls: z.boolean().default(false),
+  countOnceMemory: z
+    .int({ error: "expected a whole number of calls to remember, 0 or more" })
+    .min(0, { error: "expected a whole number of calls to remember, 0 or more" })
+    .optional(),
+  providerName: nameSchema("provider name").optional(),
+  modelName: nameSchema("model name").optional(),
+  agentName: nameSchema("agent name").optional(),
+};
+
+const toolCallRepairOptionsSchema = z.strictObject(toolCallRepairOptionsShape);
+
+function nameSchema(what: string) {
+  return z.string({ error: `expected the ${what} as a non-empty string` }).min(1, {
+    error: `expected the ${what} as a non-empty string`,
+  });
+}
+
+function hasMethod(value: unknown, name: string): boolean {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Record<string, unknown>)[name] === "function"
+  );
+}
+
+const SILENT: RepairLogger = { warn() {} };
+
+/** What an attachment needs at call time, built once from validated options. */
+export interface Repairer {
+  /** How its own failures are named in the log, e.g. "Tool-call middleware". */
+  readonly attachment: string;
+  readonly policy: RepairPolicy;
+  readonly logger: RepairLogger;
+  readonly locale: string | LocaleResolver | undefined;
+  readonly telemetry: RepairTelemetry;
+}
+
+/**
+ * Writes to the logger, and never lets the logger break the call: a logger that throws, or an
+ * async one that rejects, is a telemetry failure, and telemetry failures never block the model
+ * call (an unhandled rejection would end a Node process).
+ */
+export function log(
+  logger: RepairLogger,
+  level: "warn" | "error",
+  message: string,
+  details: Record<string, unknown>,
+): void {
+  try {
+    if (level === "error" && logger.error !== undefined) {
+      ignoreRejection(logger.error(message, details));
+      return;
+    }
+  } catch {
+    // Try warn instead.
+  }
+  try {
+    ignoreRejection(logger.warn(message, details));
+  } catch {
+    // Nowhere left to report to.
+  }
+}
+
+function localeOf(repairer: Repairer, request: LocaleRequest): string | undefined {
+  const { locale } = repairer;
+  if (typeof locale !== "function") return undefined;
+  try {
+    const tag = locale(request);
+    return typeof tag === "string" ? tag : undefined;
+  } catch (error) {
+    log(repairer.logger, "warn", "Locale resolver failed; using English placeholder text", {
+      error,
+    });
+    return undefined;
+  }
+}
+
+/** The request's thread id; none when the runtime holds none, or cannot be read. */
+export function threadIdOf(request: Pick<LocaleRequest, "runtime">): string | undefined {
+  try {
+    const threadId = request.runtime?.configurable?.thread_id;
+    return typeof threadId === "string" ? threadId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function reportRepairs(
+  repairer: Repairer,
+  request: LocaleRequest,
+  repairs: readonly ToolCallRepair[],
+) {
+  const threadId = threadIdOf(request);
+  const thread = threadId === undefined ? {} : { threadId };
+  log(repairer.logger, "warn", describeRepairs(repairs), { ...thread, repairs });
+  for (const repair of repairs) {
+    if (repair.placeholderError === undefined) continue;
+    log(repairer.logger, "warn", "Placeholder function failed; using the catalog text", {
+      ...thread,
+      toolCallId: repair.toolCallId,
+      error: repair.placeholderError,
+    });
+  }
+}
+
+/** One inspection of a request: the repaired messages (absent when the engine failed) and its record. */
+export interface Inspected<T> {
+  readonly result: RepairResult<T> | undefined;
+  readonly inspection: Inspection;
+}
+
+/**
+ * Repairs one request's messages, times it when the telemetry records, and logs what it did. When
+ * the engine fails, the result is absent: the caller then goes on with the original messages
+ * (fail-open).
+ */
+export function repairRequest<T>(
+  repairer: Repairer,
+  request: LocaleRequest,
+  recording: Recording,
+  messages: readonly T[] = request.messages as readonly T[],
+): Inspected<T> {
+  const timed = recording.metrics?.instruments !== undefined || recording.tracing;
+  const startedAt = timed ? performance.now() : 0;
+  let messageCount = 0;
+  let result: RepairResult<T>;
+  try {
+    messageCount = messages.length;
+    // A resolver runs only when a placeholder needs its text, never on a clean request.
+    const context =
+      typeof repairer.locale === "function"
+        ? { locale: () => localeOf(repairer, request) }
+        : undefined;
+    result = repairToolCalls(messages, repairer.policy, context);
+  } catch (error) {
+    const endedAt = timed ? performance.now() : 0;
+    log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
+      error,
+    });
+    return {
+      result: undefined,
+      inspection: {
+        outcome: OUTCOME_VALUE_FAILED_OPEN,
+        repairs: [],
+        messageCount,
+        startedAt,
+        endedAt,
+        error,
+      },
+    };
+  }
+  const endedAt = timed ? performance.now() : 0;
+  // A silenced logger gets nothing, so nothing is written for it either.
+  if (result.repairs.length > 0 && repairer.logger !== SILENT) {
+    reportRepairs(repairer, request, result.repairs);
+  }
+  const outcome = result.repairs.length > 0 ? OUTCOME_VALUE_REPAIRED : OUTCOME_VALUE_CLEAN;
+  return {
+    result,
+    inspection: { outcome, repairs: result.repairs, messageCount, startedAt, endedAt },
+  };
+}
+
+/** What the telemetry needs of a model request. */
+function observedCall(request: ModelRequestLike): ObservedModelCall {
+  return {
+    model: request.model,
+    tools: request.tools,
+    threadId: threadIdOf(request),
+    identity: request.identity,
+  };
+}
+
+/** Counts the tool calls of the handler's response, sync or async, and returns it unchanged. */
+function countResponse<R>(telemetry: RepairTelemetry, call: ObservedModelCall, response: R): R {
+  if (isPromiseLike(response)) {
+    return response.then((resolved) => {
+      telemetry.recordResponse(call, resolved);
+      return resolved;
+    }) as R;
+  }
+  telemetry.recordResponse(call, response);
+  return response;
+}
+
+function ignoreRejection(result: unknown): void {
+  if (isPromiseLike(result)) result.then(undefined, () => {});
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** Logs the first failure of each part of the telemetry; the model call never waits on it. */
+function telemetryFailureLogger(logger: RepairLogger) {
+  const reported = new Set<TelemetryPart>();
+  return (error: unknown, part: TelemetryPart) => {
+    if (reported.has(part)) return;
+    reported.add(part);
+    log(
+      logger,
+      "error",
+      `OpenTelemetry ${part} failed; the model call goes on. Later ${part} failures are not logged`,
+      { error },
+    );
+  };
+}
+
+/** What an attachment reads of a model request. */
+export type ModelRequestLike = LocaleRequest & {
+  readonly model: unknown;
+  readonly tools?: readonly unknown[];
+  /** The provider and model to record, when there is no model object to read them from. */
+  readonly identity?: Partial<ModelIdentity>;
+};
+
+/** The request to hand to the model, and what to do with its response, if anything. */
+export interface PreparedCall<Q, R> {
+  readonly request: Q;
+  /** The engine's result, absent when it failed (the request then goes on as it was). */
+  readonly result?: RepairResult<unknown>;
+  readonly afterResponse?: (response: R) => R;
+}
+
+const NO_INSPECTIONS: readonly Inspection[] = Object.freeze([]);
+
+/**
+ * Repairs a model request and records it: everything an attachment does before the model runs,
+ * so that one guard around it keeps any failure of ours away from the model call.
+ *
+ * @param persisted - inspections made earlier for this call (the middleware's `persist` hook)
+ */
+export function prepareModelCall<Q extends ModelRequestLike, R>(
+  repairer: Repairer,
+  request: Q,
+  persisted: readonly Inspection[] = NO_INSPECTIONS,
+): PreparedCall<Q, R> {
+  const recording = repairer.telemetry.lookUp();
+  const { result, inspection } = repairRequest(repairer, request, recording);
+  const repaired =
+    result === undefined || result.messages === request.messages
+      ? request
+      : { ...request, messages: result.messages };
+  // Nothing is built for the telemetry when nothing records: this runs before every model call.
+  if (recording.metrics?.instruments === undefined && !recording.tracing) {
+    return { request: repaired, result };
+  }
+  const call = observedCall(request);
+  const countsResponse = repairer.telemetry.recordModelCall(
+    recording,
+    call,
+    persisted.length === 0 ? [inspection] : [...persisted, inspection],
+  );
+  if (!countsResponse) return { request: repaired, result };
+  return {
+    request: repaired,
+    result,
+    afterResponse: (response) => countResponse(repairer.telemetry, call, response),
+  };
+}
+
+/**
+ * One model call, repaired and recorded: {@link prepareModelCall} under a guard, the handler with
+ * the repaired request, and the answer counted under a guard of its own. The handler's errors
+ * pass through untouched; ours never reach it.
+ */
+export function callRepaired<Q extends ModelRequestLike, R>(
+  repairer: Repairer,
+  request: Q,
+  handler: (request: Q) => R,
+  takePersisted?: () => readonly Inspection[],
+): R {
+  let prepared: PreparedCall<Q, R>;
+  try {
+    prepared = prepareModelCall<Q, R>(repairer, request, takePersisted?.());
+  } catch (error) {
+    // A bug of ours outside the engine (which guards itself): the model call still goes on.
+    log(
+      repairer.logger,
+      "error",
+      `${repairer.attachment} failed; passing the request on unchanged`,
+      {
+        error,
+      },
+    );
+    prepared = { request };
+  }
+  const response = handler(prepared.request);
+  if (prepared.afterResponse === undefined) return response;
+  try {
+    return prepared.afterResponse(response);
+  } catch (error) {
+    // The model has answered: that answer goes back whatever befalls its counting.
+    log(
+      repairer.logger,
+      "error",
+      `${repairer.attachment} failed; passing the response on unchanged`,
+      {
+        error,
+      },
+    );
+    return response;
+  }
+}
+
+/**
+ * Validates the shared options (and any an attachment adds) once, and builds the {@link Repairer}.
+ *
+ * @throws {ToolCallResilienceOptionsError} naming each bad option, with `subject` in the message
+ */
+export function createRepairer(options: unknown, subject: string, attachment: string): Repairer {
+  const parsed = toolCallRepairOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw optionsError(parsed.error, subject);
+  return repairerFrom(parsed.data, attachment);
+}
+
+/** Builds a {@link Repairer} from options already validated against the shared shape. */
+export function repairerFrom(
+  data: z.infer<typeof toolCallRepairOptionsSchema>,
+  attachment: string,
+): Repairer {
+  // The policy and the telemetry each read their own fields of the validated options.
+  const { logger: loggerOption, locale, ...settings } = data;
+  const logger = loggerOption === false ? SILENT : (loggerOption ?? console);
+  return {
+    attachment,
+    policy: policyFrom({ ...settings, locale: typeof locale === "string" ? locale : undefined }),
+    logger,
+    locale,
+    telemetry: new RepairTelemetry({ ...settings, onFailure: telemetryFailureLogger(logger) }),
+  };
+}
+
+/** The option names, for checks that the docs list every one; not part of the public surface. */
+export const toolCallRepairOptionNames: readonly string[] = Object.keys(toolCallRepairOptionsShape);

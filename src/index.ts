@@ -14,6 +14,10 @@
  * const agent = createAgent({ model, tools, middleware: [danglingToolCallMiddleware()] });
  * ```
  */
+export type {
+  LocaleRequest as RepairLocaleRequest,
+  ToolCallRepairOptions,
+} from "./attach/repairer.js";
 export type { OptionsProblem } from "./core/errors.js";
 export {
   isOptionsError,
@@ -45,6 +49,23 @@ export {
 } from "./core/repair.js";
 export type { RepairCounts } from "./core/summary.js";
 export { countRepairs, describeRepairs } from "./core/summary.js";
+export type { ModelToolMessage, ModelToolResultPlaceholder } from "./formats/ai-sdk.js";
+export { AI_SDK_MARKER_KEY, repairModelMessages } from "./formats/ai-sdk.js";
+export type { AnthropicToolResultBlock, AnthropicUserMessage } from "./formats/anthropic.js";
+export { repairAnthropicMessages } from "./formats/anthropic.js";
+export type {
+  FormatCall,
+  FormatRepairContext,
+  FormatRepairResult,
+  MessageFormat,
+  MessagePart,
+  PlaceholderResult,
+  RepairedItem,
+  WrittenMessage,
+} from "./formats/format.js";
+export { repairInFormat } from "./formats/format.js";
+export type { OpenAIChatToolMessage } from "./formats/openai-chat.js";
+export { repairOpenAIChatMessages } from "./formats/openai-chat.js";
 export type {
   DanglingToolCallMiddlewareOptions,
   LocaleRequest,

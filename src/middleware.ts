@@ -147,7 +147,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
       callRepaired(
         repairer,
         request,
-        handler,
+        (repaired) => handler(repaired),
         persist ? () => waitingForModelCall.take(threadIdOf(request)) : undefined,
       ),
   });

@@ -286,7 +286,7 @@ export interface Inspected<T> {
  */
 export function repairRequest<T>(
   repairer: Repairer,
-  request: LocaleRequest,
+  request: LocaleRequest & { readonly localeTag?: string | undefined },
   recording: Recording,
   messages: readonly T[] = request.messages as readonly T[],
 ): Inspected<T> {
@@ -298,9 +298,11 @@ export function repairRequest<T>(
     messageCount = messages.length;
     // A resolver runs only when a placeholder needs its text, never on a clean request.
     const context =
-      typeof repairer.locale === "function"
-        ? { locale: () => localeOf(repairer, request) }
-        : undefined;
+      request.localeTag !== undefined
+        ? { locale: request.localeTag }
+        : typeof repairer.locale === "function"
+          ? { locale: () => localeOf(repairer, request) }
+          : undefined;
     result = repairToolCalls(messages, repairer.policy, context);
   } catch (error) {
     const endedAt = timed ? performance.now() : 0;
@@ -386,6 +388,8 @@ export type ModelRequestLike = LocaleRequest & {
   readonly tools?: readonly unknown[];
   /** The provider and model to record, when there is no model object to read them from. */
   readonly identity?: Partial<ModelIdentity>;
+  /** This call's locale tag, ahead of the options' tag or resolver. */
+  readonly localeTag?: string | undefined;
 };
 
 /** The request to hand to the model, and what to do with its response, if anything. */
@@ -441,7 +445,7 @@ export function prepareModelCall<Q extends ModelRequestLike, R>(
 export function callRepaired<Q extends ModelRequestLike, R>(
   repairer: Repairer,
   request: Q,
-  handler: (request: Q) => R,
+  handler: (request: Q, result: RepairResult<unknown> | undefined) => R,
   takePersisted?: () => readonly Inspection[],
 ): R {
   let prepared: PreparedCall<Q, R>;
@@ -459,7 +463,7 @@ export function callRepaired<Q extends ModelRequestLike, R>(
     );
     prepared = { request };
   }
-  const response = handler(prepared.request);
+  const response = handler(prepared.request, prepared.result);
   if (prepared.afterResponse === undefined) return response;
   try {
     return prepared.afterResponse(response);
@@ -474,6 +478,42 @@ export function callRepaired<Q extends ModelRequestLike, R>(
       },
     );
     return response;
+  }
+}
+
+/**
+ * Logs and records a request that could not even be handed to the engine (an adapter that cannot
+ * read its input): counted as `failed_open`, like an engine failure. Never throws.
+ */
+export function recordFailedOpen(
+  repairer: Repairer,
+  request: ModelRequestLike,
+  error: unknown,
+): void {
+  log(
+    repairer.logger,
+    "error",
+    `${repairer.attachment} failed; passing the messages on unchanged`,
+    {
+      error,
+    },
+  );
+  try {
+    const recording = repairer.telemetry.lookUp();
+    if (recording.metrics?.instruments === undefined && !recording.tracing) return;
+    const now = performance.now();
+    repairer.telemetry.recordModelCall(recording, observedCall(request), [
+      {
+        outcome: OUTCOME_VALUE_FAILED_OPEN,
+        repairs: [],
+        messageCount: 0,
+        startedAt: now,
+        endedAt: now,
+        error,
+      },
+    ]);
+  } catch {
+    // The telemetry guards itself; nothing of ours may escape to the caller.
   }
 }
 

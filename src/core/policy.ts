@@ -190,6 +190,17 @@ export function createRepairPolicy(options: RepairOptions = {}): RepairPolicy {
 }
 
 /**
+ * The same policy with another window, for adapters whose messages hold several entries each.
+ * Not part of the public surface.
+ */
+export function withWindow(policy: RepairPolicy, window: number | undefined): RepairPolicy {
+  if (policy.window === window) return policy;
+  const copy: RepairPolicy = { ...policy, window };
+  Object.defineProperty(copy, REPAIR_POLICY, { value: true });
+  return Object.freeze(copy);
+}
+
+/**
  * Whether a value is a policy made by {@link createRepairPolicy} (and so needs no validation).
  *
  * @example

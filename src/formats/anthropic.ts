@@ -1,0 +1,124 @@
+/**
+ * Anthropic Messages: an assistant message makes calls with `tool_use` content blocks (`id`,
+ * `name`, `input`), and the next user message answers them with `tool_result` blocks
+ * (`tool_use_id`), before any other block.
+ */
+import type { ToolCallRepairOptions } from "../attach/repairer.js";
+import type { FormatCall, FormatRepairContext, FormatRepairResult, MessagePart } from "./format.js";
+import { repairInFormat } from "./format.js";
+import { groupedFormat, type Segment, segmentPieces } from "./grouped.js";
+import { fieldsOf, listOf, stringOrUndefined } from "./read.js";
+
+/** The `tool_result` block a placeholder is (the format has no field for a marker). */
+export interface AnthropicToolResultBlock {
+  type: "tool_result";
+  tool_use_id: string;
+  content: string;
+  is_error: true;
+}
+
+/** A user message holding placeholders, perhaps with results and text of the original message. */
+export interface AnthropicUserMessage {
+  role: "user";
+  content: unknown[];
+}
+
+const USER: MessagePart = { role: "user" };
+const OTHER: Segment = { part: { role: "other" }, pieces: [] };
+
+function segmentsOf(message: unknown): readonly Segment[] {
+  const fields = fieldsOf(message);
+  if (fields === undefined) return [OTHER];
+  const content = fields.content;
+  if (fields.role === "assistant") {
+    return [{ part: { role: "assistant", calls: callsOf(content) }, pieces: listOf(content) }];
+  }
+  if (fields.role !== "user") return [OTHER];
+  if (!Array.isArray(content)) return [{ part: USER, pieces: [] }];
+  return segmentPieces(content, resultOf, USER);
+}
+
+function resultOf(block: unknown): MessagePart | undefined {
+  const fields = fieldsOf(block);
+  if (fields?.type !== "tool_result") return undefined;
+  return { role: "tool", toolCallId: stringOrUndefined(fields.tool_use_id) };
+}
+
+function isCall(block: unknown): boolean {
+  return fieldsOf(block)?.type === "tool_use";
+}
+
+function callsOf(content: unknown): FormatCall[] {
+  const calls: FormatCall[] = [];
+  for (const block of listOf(content)) {
+    if (!isCall(block)) continue;
+    const fields = fieldsOf(block) ?? {};
+    const input = fields.input;
+    calls.push({
+      id: stringOrUndefined(fields.id),
+      name: stringOrUndefined(fields.name),
+      // A stream cut off mid-call leaves the input as partial JSON text.
+      invalidArguments: input !== undefined && fieldsOf(input) === undefined,
+    });
+  }
+  return calls;
+}
+
+/** The Anthropic Messages format; see {@link repairAnthropicMessages}. */
+export const anthropicFormat = groupedFormat({
+  name: "anthropic",
+  provider: "anthropic",
+  segmentsOf,
+  joinsResults: (message, segment) =>
+    fieldsOf(message)?.role === "user" && segment.part.role === "user",
+  messageWith: (pieces, source) => ({ ...fieldsOf(source), role: "user", content: [...pieces] }),
+  placeholderPiece: (placeholder): AnthropicToolResultBlock => ({
+    type: "tool_result",
+    tool_use_id: placeholder.toolCallId,
+    content: placeholder.text,
+    is_error: true,
+  }),
+  resultPieceWithId: (block, toolCallId) => ({ ...fieldsOf(block), tool_use_id: toolCallId }),
+  callsWithIds: (message, ids) => {
+    const fields = fieldsOf(message) ?? {};
+    let next = 0;
+    const content = listOf(fields.content).map((block) =>
+      isCall(block) ? { ...fieldsOf(block), id: ids[next++] } : block,
+    );
+    return { ...fields, content };
+  },
+});
+
+/**
+ * Repairs a history of Anthropic Messages before it is sent: each `tool_use` without a
+ * `tool_result` gets one (`is_error: true`, the placeholder text) in the user message right after
+ * its assistant message, ahead of that message's text; misplaced results are moved there, orphans
+ * dropped and missing ids assigned, as the options say. Same engine, policy, logging and telemetry
+ * as the `createAgent` middleware; `window` counts messages. Messages that needed nothing come
+ * back as the same objects; the input array itself when nothing needed repair.
+ *
+ * Content blocks take no extra fields, so `markSynthetic` marks nothing here; the returned
+ * `repairs` list every placeholder, with the index of the message that holds it.
+ *
+ * @param options - the shared options, validated once per options object (keep one)
+ * @param context - `threadId`, `model`, `tools`, `locale` of this call
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ *
+ * @example
+ * ```ts
+ * import Anthropic from "@anthropic-ai/sdk";
+ * import { repairAnthropicMessages } from "tool-call-resilience";
+ *
+ * const { messages } = repairAnthropicMessages(history, { logger: false });
+ * await new Anthropic().messages.create({ model: "claude-sonnet-4-5", max_tokens: 1024, messages, tools });
+ * ```
+ */
+export function repairAnthropicMessages<M>(
+  messages: readonly M[],
+  options?: ToolCallRepairOptions,
+  context?: FormatRepairContext,
+): FormatRepairResult<M | AnthropicUserMessage> {
+  return repairInFormat(anthropicFormat, messages, options, context) as FormatRepairResult<
+    M | AnthropicUserMessage
+  >;
+}

@@ -1,0 +1,128 @@
+/**
+ * What the Anthropic and the AI SDK formats share: a message's content is a list of pieces (blocks,
+ * parts), several results travel in one message, and a message may hold results and other pieces
+ * side by side. Such a message is read as segments (each result piece its own part, each run of
+ * other pieces one part), and the repaired results are written back grouped into one message.
+ */
+import type {
+  MessageFormat,
+  MessagePart,
+  PlaceholderResult,
+  RepairedItem,
+  WrittenMessage,
+} from "./format.js";
+
+/** One part of a message and the pieces of its content that make it up. */
+export interface Segment {
+  readonly part: MessagePart;
+  readonly pieces: readonly unknown[];
+}
+
+/** How a grouped format reads and writes its pieces. */
+export interface GroupedFormat {
+  readonly name: string;
+  readonly provider: string | undefined;
+  /** The segments of a message, in order; a message without content pieces is one segment. */
+  segmentsOf(message: unknown): readonly Segment[];
+  /** Whether a segment that is no result goes into the message of the results before it. */
+  joinsResults(message: unknown, segment: Segment): boolean;
+  /** A message holding these pieces; `source` is the message the first piece came from, if any. */
+  messageWith(pieces: readonly unknown[], source: unknown): unknown;
+  placeholderPiece(placeholder: PlaceholderResult): unknown;
+  resultPieceWithId(piece: unknown, toolCallId: string): unknown;
+  /** A copy of an assistant message whose calls get these ids, in call order. */
+  callsWithIds(message: unknown, ids: readonly string[]): unknown;
+}
+
+/** A {@link MessageFormat} from a grouped format's pieces. */
+export function groupedFormat(format: GroupedFormat): MessageFormat<unknown> {
+  return {
+    name: format.name,
+    provider: format.provider,
+    partsOf: (message) => format.segmentsOf(message).map((segment) => segment.part),
+    write: (items) => writeGrouped(format, items),
+  };
+}
+
+function writeGrouped(format: GroupedFormat, items: readonly RepairedItem<unknown>[]) {
+  const out: WrittenMessage<unknown>[] = [];
+  let pieces: unknown[] = [];
+  let held: number[] = [];
+  let source: unknown;
+  const flush = () => {
+    if (held.length === 0) return;
+    out.push({ message: format.messageWith(pieces, source), items: held });
+    pieces = [];
+    held = [];
+    source = undefined;
+  };
+  const join = (index: number, added: readonly unknown[], from: unknown) => {
+    pieces.push(...added);
+    held.push(index);
+    source ??= from;
+  };
+  items.forEach((item, index) => {
+    switch (item.kind) {
+      case "placeholder":
+        join(index, [format.placeholderPiece(item.placeholder)], undefined);
+        return;
+      case "renamed_result": {
+        const segment = format.segmentsOf(item.message)[item.part];
+        const piece = format.resultPieceWithId(segment?.pieces[0], item.toolCallId);
+        join(index, [piece], item.message);
+        return;
+      }
+      case "part": {
+        const segment = format.segmentsOf(item.message)[item.part];
+        if (segment === undefined) return;
+        if (segment.part.role === "tool") {
+          join(index, segment.pieces, item.message);
+          return;
+        }
+        if (held.length > 0 && format.joinsResults(item.message, segment)) {
+          join(index, segment.pieces, item.message);
+          flush();
+          return;
+        }
+        flush();
+        out.push({ message: format.messageWith(segment.pieces, item.message), items: [index] });
+        return;
+      }
+      case "renamed_calls":
+        flush();
+        out.push({ message: format.callsWithIds(item.message, item.ids), items: [index] });
+        return;
+      case "message":
+        flush();
+        out.push({ message: item.message, items: [index] });
+        return;
+    }
+  });
+  flush();
+  return out;
+}
+
+/**
+ * Splits content pieces into segments: each result piece on its own, each run of other pieces as
+ * one segment with the given part.
+ */
+export function segmentPieces(
+  pieces: readonly unknown[],
+  resultOf: (piece: unknown) => MessagePart | undefined,
+  otherPart: MessagePart,
+): Segment[] {
+  const segments: Segment[] = [];
+  let run: unknown[] = [];
+  for (const piece of pieces) {
+    const result = resultOf(piece);
+    if (result === undefined) {
+      run.push(piece);
+      continue;
+    }
+    if (run.length > 0) segments.push({ part: otherPart, pieces: run });
+    run = [];
+    segments.push({ part: result, pieces: [piece] });
+  }
+  if (run.length > 0 || segments.length === 0) segments.push({ part: otherPart, pieces: run });
+  return segments;
+}

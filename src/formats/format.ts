@@ -279,17 +279,13 @@ function viewsOf<M>(format: MessageFormat<M>, messages: readonly M[]): View[] {
 function viewOf(part: MessagePart, origin: Origin): View {
   switch (part.role) {
     case "assistant": {
-      const calls = part.calls.map((call) => ({ id: call.id, name: call.name, args: {} }));
-      const invalid = part.calls
-        .filter((call) => call.invalidArguments === true && call.id !== undefined)
-        .map((call) => ({ id: call.id, name: call.name }));
-      return {
-        type: "ai",
-        content: "",
-        tool_calls: calls,
-        invalid_tool_calls: invalid,
-        [ORIGIN]: origin,
-      };
+      // The engine reads unparsable OpenAI-shaped arguments as invalid, with or without an id.
+      const calls = part.calls.map((call) =>
+        call.invalidArguments === true
+          ? { id: call.id, name: call.name, args: {}, function: { arguments: "" } }
+          : { id: call.id, name: call.name, args: {} },
+      );
+      return { type: "ai", content: "", tool_calls: calls, [ORIGIN]: origin };
     }
     case "tool":
       return { type: "tool", tool_call_id: part.toolCallId, name: part.toolName, [ORIGIN]: origin };

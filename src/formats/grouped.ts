@@ -92,14 +92,51 @@ function writeGrouped(format: GroupedFormat, items: readonly RepairedItem<unknow
         flush();
         out.push({ message: format.callsWithIds(item.message, item.ids), items: [index] });
         return;
-      case "message":
+      case "message": {
+        // A message of results next to other results goes into their message: the format
+        // wants a call's results together, in the message right after it.
+        const segments = format.segmentsOf(item.message);
+        const next = items[index + 1];
+        if (
+          segments[0]?.part.role === "tool" &&
+          (held.length > 0 || startsWithResult(format, next))
+        ) {
+          for (const segment of segments) {
+            if (segment.part.role === "tool" || format.joinsResults(item.message, segment)) {
+              join(index, segment.pieces, item.message);
+            } else {
+              flush();
+              out.push({
+                message: format.messageWith(segment.pieces, item.message),
+                items: [index],
+              });
+            }
+          }
+          return;
+        }
         flush();
         out.push({ message: item.message, items: [index] });
         return;
+      }
     }
   });
   flush();
   return out;
+}
+
+/** Whether an item opens with a result, and so belongs with the results right before it. */
+function startsWithResult(format: GroupedFormat, item: RepairedItem<unknown> | undefined): boolean {
+  switch (item?.kind) {
+    case "placeholder":
+    case "renamed_result":
+      return true;
+    case "part":
+      return format.segmentsOf(item.message)[item.part]?.part.role === "tool";
+    case "message":
+      return format.segmentsOf(item.message)[0]?.part.role === "tool";
+    default:
+      return false;
+  }
 }
 
 /**

@@ -14,6 +14,8 @@
  * const agent = createAgent({ model, tools, middleware: [danglingToolCallMiddleware()] });
  * ```
  */
+
+export { withToolCallRepair } from "./attach/chat-model.js";
 export type {
   LocaleRequest as RepairLocaleRequest,
   ToolCallRepairOptions,

@@ -343,7 +343,10 @@ function observedCall(request: ModelRequestLike): ObservedModelCall {
   };
 }
 
-/** Counts the tool calls of the handler's response, sync or async, and returns it unchanged. */
+/**
+ * Counts the tool calls of the handler's response, sync, async or streamed, and returns it
+ * unchanged (a stream is passed on chunk by chunk and counted once it has been read to its end).
+ */
 function countResponse<R>(telemetry: RepairTelemetry, call: ObservedModelCall, response: R): R {
   if (isPromiseLike(response)) {
     return response.then((resolved) => {
@@ -351,8 +354,42 @@ function countResponse<R>(telemetry: RepairTelemetry, call: ObservedModelCall, r
       return resolved;
     }) as R;
   }
+  if (isAsyncGenerator(response)) return countStream(telemetry, call, response) as R;
   telemetry.recordResponse(call, response);
   return response;
+}
+
+async function* countStream(
+  telemetry: RepairTelemetry,
+  call: ObservedModelCall,
+  stream: AsyncGenerator<unknown>,
+): AsyncGenerator<unknown> {
+  let whole: unknown;
+  for await (const chunk of stream) {
+    whole = joined(whole, chunk);
+    yield chunk;
+  }
+  telemetry.recordResponse(call, whole);
+}
+
+/** Message chunks joined the way LangChain joins them (`concat`); never throws. */
+function joined(whole: unknown, chunk: unknown): unknown {
+  if (whole === undefined) return chunk;
+  try {
+    const concat = (whole as { concat?: unknown }).concat;
+    return typeof concat === "function" ? concat.call(whole, chunk) : chunk;
+  } catch {
+    return whole;
+  }
+}
+
+const ASYNC_GENERATOR_PROTOTYPE = Object.getPrototypeOf(async function* () {}.prototype) as object;
+
+/** Whether a value is an async generator object (not some other async iterable with methods). */
+export function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknown> {
+  if (typeof value !== "object" || value === null) return false;
+  const own = Object.getPrototypeOf(value) as object | null;
+  return own !== null && Object.getPrototypeOf(own) === ASYNC_GENERATOR_PROTOTYPE;
 }
 
 function ignoreRejection(result: unknown): void {

@@ -9,8 +9,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { anthropicViolations, openAIViolations } from "./provider-rules.js";
 
-/** The text every accepted request is answered with. */
+/** The text every accepted request is answered with, but the one below. */
 export const COMPLETION_TEXT = "All set.";
+
+/**
+ * A last user message that starts with this is answered (by the OpenAI route) with a call of the
+ * `search` tool, the rest of the message as its query: a turn that makes a tool call.
+ */
+export const SEARCH_PROMPT = "Please search for ";
 
 /** A request the server received. */
 export interface ReceivedRequest {
@@ -82,6 +88,36 @@ async function handle(
       return;
     }
     if (body.stream === true) throw new Error("this server does not stream");
+    const query = searchQueryOf(messages.at(-1));
+    if (query !== undefined) {
+      send(response, 200, {
+        id: `chatcmpl-${received.length}`,
+        object: "chat.completion",
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: null,
+              refusal: null,
+              tool_calls: [
+                {
+                  id: `call_${received.length}`,
+                  type: "function",
+                  function: { name: "search", arguments: JSON.stringify({ query }) },
+                },
+              ],
+            },
+            logprobs: null,
+            finish_reason: "tool_calls",
+          },
+        ],
+        usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
+      });
+      return;
+    }
     send(response, 200, {
       id: `chatcmpl-${received.length}`,
       object: "chat.completion",
@@ -126,6 +162,14 @@ async function handle(
   }
 
   send(response, 404, { error: { message: `no route for ${request.method} ${path}` } });
+}
+
+function searchQueryOf(message: unknown): string | undefined {
+  const fields = message as { role?: unknown; content?: unknown } | undefined;
+  if (fields?.role !== "user" || typeof fields.content !== "string") return undefined;
+  return fields.content.startsWith(SEARCH_PROMPT)
+    ? fields.content.slice(SEARCH_PROMPT.length)
+    : undefined;
 }
 
 function send(response: ServerResponse, status: number, body: unknown): void {

@@ -1,0 +1,240 @@
+/**
+ * `withToolCallRepair(model)`: any LangChain chat model, repairing its input before every call.
+ * For agent stacks other than `createAgent`: a LangGraph `StateGraph` of your own, the prebuilt
+ * `createReactAgent`, LCEL chains.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { ChatPromptValue } from "@langchain/core/prompt_values";
+import { ensureConfig, RunnableBinding } from "@langchain/core/runnables";
+import {
+  callRepaired,
+  createRepairer,
+  isAsyncGenerator,
+  type ModelRequestLike,
+  type Repairer,
+  type ToolCallRepairOptions,
+} from "./repairer.js";
+
+/** The methods whose input arrives here and is repaired; everything else is built on them. */
+const REPAIRED = new Set<PropertyKey>(["invoke", "_streamIterator", "streamEvents"]);
+
+/** Methods that build a runnable around the model, which must keep reaching the wrapper. */
+const BUILDERS = new Set<PropertyKey>(["bindTools", "withConfig", "withStructuredOutput", "bind"]);
+
+const WRAPPER_NAME = "withToolCallRepair";
+
+/** Wrapped model → the model it wraps. */
+const unwrapped = new WeakMap<object, BaseChatModel>();
+
+/**
+ * Inputs this wrapper has inspected and is passing on: when the model hands one on to another of
+ * its own methods (a model without streaming answers `stream` through `invoke`), it is not
+ * inspected, nor counted, twice.
+ */
+const inFlight = new WeakSet<object>();
+
+/**
+ * Wraps a LangChain chat model so that every `invoke`, `stream`, `batch` and `streamEvents`
+ * repairs its messages first, with the same engine, policy, logging and telemetry as the
+ * `createAgent` middleware: each call left without a result gets a placeholder `ToolMessage`
+ * right after its AI message, and so on, as the options say. `bindTools`, `withConfig` and
+ * `withStructuredOutput` on the wrapper give runnables that keep repairing. The wrapper is the
+ * model itself behind a proxy: `instanceof`, its fields and its other methods are the model's.
+ *
+ * The thread id of the telemetry is the call's `configurable.thread_id` (LangGraph sets it for
+ * every node), and the tools are those bound with `bindTools`. Fail-open: a failure of the repair
+ * is logged and the model is called with its original input. The model's own errors pass through.
+ *
+ * @param model - any `BaseChatModel` (`ChatOpenAI`, `ChatAnthropic`, `initChatModel(...)`, ...)
+ * @param options - the options of the middleware, but `persist`: a model cannot write to a thread
+ * @returns the wrapped model, of the same type; wrapping a wrapper wraps its model again
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ *
+ * @example In a LangGraph StateGraph with a ToolNode
+ * ```ts
+ * import { ChatOpenAI } from "@langchain/openai";
+ * import { withToolCallRepair } from "tool-call-resilience";
+ *
+ * const model = withToolCallRepair(new ChatOpenAI({ model: "gpt-4.1" })).bindTools(tools);
+ * const graph = new StateGraph(MessagesAnnotation)
+ *   .addNode("agent", async (state) => ({ messages: [await model.invoke(state.messages)] }))
+ *   .addNode("tools", new ToolNode(tools))
+ *   .addEdge(START, "agent")
+ *   .addConditionalEdges("agent", toolsCondition)
+ *   .addEdge("tools", "agent")
+ *   .compile({ checkpointer });
+ * ```
+ */
+export function withToolCallRepair<M extends BaseChatModel>(
+  model: M,
+  options: ToolCallRepairOptions = {},
+): M {
+  const repairer = createRepairer(options, WRAPPER_NAME, "Tool-call model wrapper");
+  return wrap((unwrapped.get(model) as M | undefined) ?? model, repairer);
+}
+
+function wrap<M extends BaseChatModel>(model: M, repairer: Repairer): M {
+  // One function per method, so that `wrapped.invoke === wrapped.invoke` as on the model.
+  const methods = new Map<PropertyKey, { readonly of: unknown; readonly method: unknown }>();
+  const proxy: M = new Proxy(model, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      if (!REPAIRED.has(property) && !BUILDERS.has(property)) return value;
+      const known = methods.get(property);
+      if (known?.of === value) return known.method;
+      const method = REPAIRED.has(property)
+        ? repairing(target, property, value as Method, repairer, receiver)
+        : (...args: unknown[]) => rebound(value.apply(receiver, args), repairer);
+      methods.set(property, { of: value, method });
+      return method;
+    },
+  });
+  unwrapped.set(proxy, model);
+  return proxy;
+}
+
+/**
+ * A runnable the model built (`bindTools`, `withConfig`) reaches the wrapper when it was built on
+ * it; a model that builds a new instance of itself instead (`ChatOpenAI.withConfig` does, as do
+ * the test models) gets that instance wrapped too, alone or inside the binding it returns.
+ */
+function rebound(built: unknown, repairer: Repairer): unknown {
+  if (unwrapped.has(built as object)) return built;
+  if (isChatModel(built)) return wrap(built, repairer);
+  if (!(built instanceof RunnableBinding)) return built;
+  const bound = built.bound as unknown;
+  if (unwrapped.has(bound as object) || !isChatModel(bound)) return built;
+  return new RunnableBinding({
+    bound: wrap(bound, repairer),
+    kwargs: built.kwargs,
+    config: built.config,
+    configFactories: built.configFactories,
+  });
+}
+
+function isChatModel(value: unknown): value is BaseChatModel {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { _streamIterator?: unknown })._streamIterator === "function" &&
+    typeof (value as { bindTools?: unknown }).bindTools === "function"
+  );
+}
+
+type Method = (this: unknown, input: unknown, options?: unknown, ...rest: unknown[]) => unknown;
+
+/** One of the entry points, repairing its input before it goes on. */
+function repairing(
+  model: BaseChatModel,
+  property: PropertyKey,
+  method: Method,
+  repairer: Repairer,
+  receiver: unknown,
+) {
+  return function repaired(this: unknown, input: unknown, options?: unknown, ...rest: unknown[]) {
+    const self = this === undefined ? receiver : this;
+    // streamEvents v1 and v2 run through stream, which is repaired there.
+    const passesOn =
+      property === "streamEvents" &&
+      ((options as { version?: unknown } | undefined)?.version === "v1" ||
+        (options as { version?: unknown } | undefined)?.version === "v2");
+    const messages = messagesOf(input);
+    if (passesOn || messages === undefined || inFlight.has(messages)) {
+      return method.call(self, input, options, ...rest);
+    }
+    const request = requestOf(model, messages, options);
+    return callRepaired(repairer, request, (prepared) => {
+      const repairedInput = prepared.messages === messages ? input : inputWith(input, prepared);
+      const sent = messagesOf(repairedInput);
+      if (sent === undefined) return method.call(self, repairedInput, options, ...rest);
+      inFlight.add(sent);
+      let result: unknown;
+      try {
+        result = method.call(self, repairedInput, options, ...rest);
+      } catch (error) {
+        inFlight.delete(sent);
+        throw error;
+      }
+      return settled(result, () => inFlight.delete(sent));
+    });
+  };
+}
+
+/** Runs `done` once the method's result has settled: a promise, a stream, or a plain value. */
+function settled(result: unknown, done: () => void): unknown {
+  if (isPromiseLike(result)) return Promise.resolve(result).finally(done);
+  if (isAsyncGenerator(result)) {
+    // A stream is read later; its input stays in flight until it is.
+    const stream = result;
+    return (async function* () {
+      try {
+        yield* stream;
+      } finally {
+        done();
+      }
+    })();
+  }
+  done();
+  return result;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** The messages of a model input, or none for a string or anything else. */
+function messagesOf(input: unknown): readonly unknown[] | undefined {
+  if (Array.isArray(input)) return input;
+  if (input instanceof ChatPromptValue) return input.messages;
+  return undefined;
+}
+
+function inputWith(input: unknown, prepared: { readonly messages: readonly unknown[] }): unknown {
+  if (input instanceof ChatPromptValue) {
+    return new ChatPromptValue(prepared.messages as ChatPromptValue["messages"]);
+  }
+  return prepared.messages;
+}
+
+interface CallOptionsLike {
+  readonly tools?: readonly unknown[];
+  readonly configurable?: { readonly thread_id?: string; readonly [key: string]: unknown };
+  readonly context?: unknown;
+}
+
+/** Tools a model keeps among its own default call options (`ChatOpenAI.bindTools` does). */
+function boundToolsOf(model: BaseChatModel): readonly unknown[] | undefined {
+  try {
+    const tools = (model as { defaultOptions?: { tools?: unknown } }).defaultOptions?.tools;
+    return Array.isArray(tools) ? tools : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the shared steps read of this call: the model, its bound tools, the run's thread. */
+function requestOf(
+  model: BaseChatModel,
+  messages: readonly unknown[],
+  options: unknown,
+): ModelRequestLike & { readonly messages: readonly unknown[] } {
+  let config: CallOptionsLike = {};
+  try {
+    // The run's config, as the model itself reads it: a node's config reaches a model invoked
+    // without one through LangChain's async-local storage.
+    config = ensureConfig(options as Record<string, unknown> | undefined) as CallOptionsLike;
+  } catch {
+    // Unreadable options: no thread, no tools; the call goes on.
+  }
+  return {
+    messages,
+    model,
+    tools: Array.isArray(config.tools) ? config.tools : boundToolsOf(model),
+    runtime: { configurable: config.configurable, context: config.context },
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * withToolCallRepair: any LangChain chat model repairs its input on every way in, keeps doing so
+ * through what is built on it, records like the middleware, and fails open.
+ */
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage } from "@langchain/core/messages";
+import { ChatPromptValue } from "@langchain/core/prompt_values";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { ChatOpenAI } from "@langchain/openai";
+import type { MeterProvider } from "@opentelemetry/api";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import {
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
+  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_TOOL_CALLS,
+  ToolCallResilienceOptionsError,
+  withToolCallRepair,
+} from "../../src/index.js";
+import { receivedBy, scriptedModel, searchTool } from "../helpers/agent.js";
+import { aiCalls, human, shapeOf, toolResult } from "../helpers/history.js";
+import { openAIViolations } from "../helpers/provider-rules.js";
+import {
+  type StrictProviderServer,
+  startStrictProviderServer,
+} from "../helpers/strict-provider-server.js";
+import { metricsHarness } from "../helpers/telemetry.js";
+
+const quiet = { logger: false } as const;
+const dangling = () => [human("Find x"), aiCalls("call_1"), human("Go on")];
+const REPAIRED = ["human", "ai(call_1)", "tool(call_1)", "human"];
+
+const answers = (count: number) =>
+  Array.from({ length: count }, (_, index) => new AIMessage(`answer ${index}`));
+
+describe("withToolCallRepair", () => {
+  it("repairs the input of invoke, stream, batch and streamEvents", async () => {
+    const base = scriptedModel(...answers(5));
+    const model = withToolCallRepair(base, quiet);
+    await model.invoke(dangling());
+    for await (const _chunk of await model.stream(dangling())) {
+      // read to the end
+    }
+    await model.batch([dangling(), dangling()]);
+    for await (const _event of model.streamEvents(dangling(), { version: "v2" })) {
+      // read to the end
+    }
+    expect(base.callCount).toBe(5);
+    for (let call = 0; call < 5; call++) expect(shapeOf(receivedBy(base, call))).toEqual(REPAIRED);
+  });
+
+  it("repairs a ChatPromptValue and leaves a string alone", async () => {
+    const base = scriptedModel(...answers(2));
+    const model = withToolCallRepair(base, quiet);
+    await model.invoke(new ChatPromptValue(dangling()));
+    await model.invoke("just text");
+    expect(shapeOf(receivedBy(base, 0))).toEqual(REPAIRED);
+    expect(shapeOf(receivedBy(base, 1))).toEqual(["human"]);
+  });
+
+  it("passes a clean history on as it is, without a word", async () => {
+    const base = scriptedModel(...answers(1));
+    const logger = { warn: vi.fn() };
+    const model = withToolCallRepair(base, { logger });
+    const clean = [human("Find x"), aiCalls("call_1"), toolResult("call_1"), human("Thanks")];
+    const invoke = vi.spyOn(BaseChatModel.prototype, "invoke");
+    await model.invoke(clean);
+    expect(invoke.mock.calls[0]?.[0]).toBe(clean);
+    invoke.mockRestore();
+    expect(logger.warn).not.toHaveBeenCalled();
+  });
+
+  it("is the model itself behind a proxy: its class, fields and own methods", () => {
+    const base = scriptedModel();
+    const model = withToolCallRepair(base, quiet);
+    expect(model).toBeInstanceOf(BaseChatModel);
+    expect(model._llmType()).toBe(base._llmType());
+    expect(model.invoke).toBe(model.invoke);
+  });
+
+  it("keeps repairing through bindTools and withConfig, even on a model that builds a new instance", async () => {
+    const base = scriptedModel(...answers(2));
+    const model = withToolCallRepair(base, quiet);
+    await model.bindTools([searchTool()]).invoke(dangling());
+    await model.withConfig({ runName: "configured" }).invoke(dangling());
+    expect(shapeOf(receivedBy(base, 0))).toEqual(REPAIRED);
+    expect(shapeOf(receivedBy(base, 1))).toEqual(REPAIRED);
+  });
+
+  it("keeps repairing in a chain built on it", async () => {
+    const base = scriptedModel(...answers(1));
+    const chain = RunnableLambda.from(() => dangling()).pipe(withToolCallRepair(base, quiet));
+    await chain.invoke({});
+    expect(shapeOf(receivedBy(base, 0))).toEqual(REPAIRED);
+  });
+
+  it("wrapping a wrapper wraps the model once, with the newer options", async () => {
+    const base = scriptedModel(...answers(1));
+    const twice = withToolCallRepair(withToolCallRepair(base, quiet), {
+      ...quiet,
+      placeholder: "gone: {tool_name}",
+    });
+    await twice.invoke(dangling());
+    expect(receivedBy(base, 0)[2]?.content).toBe("gone: search");
+  });
+
+  it("refuses bad options at once, naming them, and persist, which a model cannot do", () => {
+    const base = scriptedModel();
+    expect(() => withToolCallRepair(base, { window: -1 })).toThrow(ToolCallResilienceOptionsError);
+    expect(() => withToolCallRepair(base, { window: -1 })).toThrow(/withToolCallRepair.*window/s);
+    expect(() => withToolCallRepair(base, { persist: true } as never)).toThrow(/persist/);
+  });
+
+  it("lets the model's own errors through unchanged", async () => {
+    const failure = new Error("provider down");
+    const model = withToolCallRepair(scriptedModel(failure), quiet);
+    await expect(model.invoke(dangling())).rejects.toBe(failure);
+  });
+
+  it("fails open when the telemetry throws: the repaired call goes on", async () => {
+    const broken = {
+      getMeter() {
+        throw new Error("meter down");
+      },
+    } as unknown as MeterProvider;
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    const base = scriptedModel(...answers(1));
+    const model = withToolCallRepair(base, { logger, meterProvider: broken });
+    await model.invoke(dangling());
+    expect(shapeOf(receivedBy(base, 0))).toEqual(REPAIRED);
+    expect(logger.error).toHaveBeenCalled();
+  });
+});
+
+describe("withToolCallRepair telemetry", () => {
+  it("records each call once, per model, tool and thread, and counts tool calls of streams", async () => {
+    const harness = metricsHarness();
+    const base = scriptedModel(
+      new AIMessage({ content: "", tool_calls: [{ id: "call_2", name: "search", args: {} }] }),
+      new AIMessage("done"),
+    );
+    const model = withToolCallRepair(base, { ...quiet, meterProvider: harness.meterProvider });
+    const bound = model.bindTools([searchTool()]);
+    const config = { configurable: { thread_id: "thread-9" } };
+    // A model without streaming answers stream through invoke: inspected once all the same.
+    for await (const _chunk of await bound.stream(dangling(), config)) {
+      // read to the end
+    }
+    await bound.invoke(dangling(), config);
+    expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(2);
+    // The test model keeps its bound tools to itself: tools it does not show go to _OTHER.
+    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, { "gen_ai.tool.name": "_OTHER" })).toBe(1);
+    expect(
+      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+        "gen_ai.conversation.id": "thread-9",
+      }),
+    ).toBe(1);
+    expect(await harness.sum(METRIC_TOOL_CALLS)).toBe(1);
+    await harness.shutdown();
+  });
+});
+
+describe("withToolCallRepair on the real ChatOpenAI client", () => {
+  let server: StrictProviderServer;
+  beforeAll(async () => {
+    server = await startStrictProviderServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  const chatOpenAI = () =>
+    new ChatOpenAI({
+      model: "gpt-4.1",
+      apiKey: "test-key",
+      maxRetries: 0,
+      configuration: { baseURL: server.openAIBaseURL },
+    });
+
+  it("withStructuredOutput keeps repairing: the request OpenAI receives is valid", async () => {
+    const model = withToolCallRepair(chatOpenAI(), quiet);
+    const structured = model.withStructuredOutput(z.object({ answer: z.string() }), {
+      method: "functionCalling",
+    });
+    // The stand-in answers with text, which the parser refuses; the request is what is tested.
+    await structured.invoke(dangling()).catch(() => undefined);
+    const request = server.received.at(-1);
+    expect(request?.status).toBe(200);
+    expect(openAIViolations(request?.body.messages ?? [])).toEqual([]);
+    expect(request?.body.tools).toBeDefined();
+  });
+
+  it("records the tools bound with bindTools, and the provider and model of the client", async () => {
+    const harness = metricsHarness();
+    const model = withToolCallRepair(chatOpenAI(), {
+      ...quiet,
+      meterProvider: harness.meterProvider,
+    });
+    await model
+      .bindTools([searchTool()])
+      .invoke(dangling(), { configurable: { thread_id: "t-1" } });
+    expect(
+      await harness.sum(METRIC_DANGLING_TOOL_CALLS, {
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4.1",
+        "gen_ai.tool.name": "search",
+      }),
+    ).toBe(1);
+    await harness.shutdown();
+  });
+});

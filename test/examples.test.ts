@@ -56,4 +56,25 @@ describe("examples", () => {
     expect(output).toMatch(/gen_ai_conversation_id="thread-a"[^}]*\} 1\n/);
     expect(output).toContain("Dangling rate: 2 of 3 tool calls left without a result.");
   });
+
+  for (const name of ["state-graph.ts", "react-agent.ts"]) {
+    it(`${name} answers the dangling call in the model's input, with no middleware`, async () => {
+      const output = await runExample(name);
+      const received = output.slice(output.indexOf("What the model received"));
+      expect(received).toMatch(
+        /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+human\s+Never mind/,
+      );
+      expect(output).toContain("The model answered: The deploy never finished");
+    });
+  }
+
+  it("native-formats.ts repairs each format, and the AI SDK answers only once repaired", async () => {
+    const output = await runExample("native-formats.ts");
+    expect(output).toContain(
+      '{"role":"tool","tool_call_id":"call_1","content":"[Tool call was interrupted and did not return a result.]"}',
+    );
+    expect(output).toMatch(/"tool_use_id":"toolu_1".*"tool_use_id":"toolu_2".*"And tomorrow\?"/);
+    expect(output).toContain("AI SDK, as it was: AI_MissingToolResultsError");
+    expect(output).toContain('AI SDK, repaired: the model answered "The booking was interrupted');
+  });
 });

@@ -2,7 +2,10 @@
  * The native-format adapters: OpenAI Chat Completions, Anthropic Messages and the AI SDK's
  * ModelMessage, repaired with the same engine, policy and telemetry as the middleware.
  */
-import { describe, expect, it, vi } from "vitest";
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { ModelMessage } from "ai";
+import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { describe, expect, expectTypeOf, it, vi } from "vitest";
 import {
   AI_SDK_MARKER_KEY,
   METRIC_DANGLING_TOOL_CALLS,
@@ -324,7 +327,7 @@ describe("repairAnthropicMessages", () => {
     ];
     const { messages, repairs } = repairAnthropicMessages(history, quiet);
     expect(anthropicViolations(messages)).toEqual([]);
-    const id = (messages[0] as { content: { id: string }[] }).content[0]?.id;
+    const id = (messages[0] as unknown as { content: { id: string }[] }).content[0]?.id;
     expect(id).toMatch(/^tcr_/);
     expect(repairs.find((repair) => repair.kind === "placeholder_inserted")?.reason).toBe(
       "invalid_arguments",
@@ -407,6 +410,20 @@ describe("repairModelMessages (AI SDK)", () => {
       { role: "user", content: "thanks" },
     ]);
     expect(repairModelMessages(history, quiet).messages).toBe(history);
+  });
+});
+
+describe("the adapters' types", () => {
+  it("give back what each SDK's own message type accepts", () => {
+    const openAI: ChatCompletionMessageParam[] = [{ role: "user", content: "hi" }];
+    const anthropic: MessageParam[] = [{ role: "user", content: "hi" }];
+    const aiSdk: ModelMessage[] = [{ role: "user", content: "hi" }];
+    // Assignable without a cast: the repaired history goes straight to the SDK's call.
+    const sentToOpenAI: ChatCompletionMessageParam[] = repairOpenAIChatMessages(openAI).messages;
+    const sentToAnthropic: MessageParam[] = repairAnthropicMessages(anthropic).messages;
+    const sentToAiSdk: ModelMessage[] = repairModelMessages(aiSdk).messages;
+    expectTypeOf(sentToOpenAI).toEqualTypeOf<ChatCompletionMessageParam[]>();
+    expect([sentToOpenAI, sentToAnthropic, sentToAiSdk]).toEqual([openAI, anthropic, aiSdk]);
   });
 });
 

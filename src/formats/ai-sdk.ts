@@ -30,10 +30,16 @@ export interface ModelToolResultPlaceholder {
   providerOptions?: Record<string, Record<string, string | boolean>>;
 }
 
-/** A tool message holding placeholders, perhaps with results of the original message. */
-export interface ModelToolMessage {
+/** The parts a tool message of the history's own type holds. */
+type ToolPartOf<M> = M extends { role: "tool"; content: ReadonlyArray<infer P> } ? P : never;
+
+/**
+ * A tool message holding placeholders, perhaps with results of the original message: a
+ * `ToolModelMessage` of the AI SDK when the history is typed as `ModelMessage[]`.
+ */
+export interface ModelToolMessage<M = unknown> {
   role: "tool";
-  content: unknown[];
+  content: Array<ModelToolResultPlaceholder | ToolPartOf<M>>;
 }
 
 const OTHER_PART: MessagePart = { role: "other" };
@@ -147,8 +153,8 @@ export function repairModelMessages<M>(
   messages: readonly M[],
   options?: ToolCallRepairOptions,
   context?: FormatRepairContext,
-): FormatRepairResult<M | ModelToolMessage> {
+): FormatRepairResult<M | ModelToolMessage<M>> {
   return repairInFormat(modelMessageFormat, messages, options, context) as FormatRepairResult<
-    M | ModelToolMessage
+    M | ModelToolMessage<M>
   >;
 }

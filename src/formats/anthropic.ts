@@ -17,10 +17,20 @@ export interface AnthropicToolResultBlock {
   is_error: true;
 }
 
-/** A user message holding placeholders, perhaps with results and text of the original message. */
-export interface AnthropicUserMessage {
+/** The content blocks a user message of the history's own type holds. */
+type UserBlockOf<M> = M extends { role: "user"; content: infer C }
+  ? C extends ReadonlyArray<infer B>
+    ? B
+    : never
+  : never;
+
+/**
+ * A user message holding placeholders, perhaps with results and text of the original message: a
+ * `MessageParam` of the Anthropic SDK when the history is typed as `MessageParam[]`.
+ */
+export interface AnthropicUserMessage<M = unknown> {
   role: "user";
-  content: unknown[];
+  content: Array<AnthropicToolResultBlock | UserBlockOf<M>>;
 }
 
 const USER: MessagePart = { role: "user" };
@@ -117,8 +127,8 @@ export function repairAnthropicMessages<M>(
   messages: readonly M[],
   options?: ToolCallRepairOptions,
   context?: FormatRepairContext,
-): FormatRepairResult<M | AnthropicUserMessage> {
+): FormatRepairResult<M | AnthropicUserMessage<M>> {
   return repairInFormat(anthropicFormat, messages, options, context) as FormatRepairResult<
-    M | AnthropicUserMessage
+    M | AnthropicUserMessage<M>
   >;
 }

@@ -1,0 +1,195 @@
+/**
+ * The audit of one thread: which format it is in, what the engine finds wrong in it, and the
+ * repaired thread in the same format. LangChain messages go through LangChain's own serializers
+ * (`load` for `toJSON()` output, the stored-message mappers for `toDict()` output); the native
+ * formats go through their adapters.
+ */
+
+import { load } from "@langchain/core/load";
+import {
+  type BaseMessage,
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  type StoredMessage,
+} from "@langchain/core/messages";
+import type { RepairOptions } from "../core/policy.js";
+import { type RepairKind, repairToolCalls, type ToolCallRepair } from "../core/repair.js";
+import { repairModelMessages } from "../formats/ai-sdk.js";
+import { repairAnthropicMessages } from "../formats/anthropic.js";
+import { repairOpenAIChatMessages } from "../formats/openai-chat.js";
+
+/** The formats the audit tells apart. */
+export const THREAD_FORMATS = ["langchain", "openai", "anthropic", "ai-sdk"] as const;
+export type ThreadFormat = (typeof THREAD_FORMATS)[number];
+
+/** The problems an audit counts, by the repair that fixes each. */
+export const PROBLEMS = [
+  "dangling",
+  "invalid",
+  "orphan",
+  "misplaced",
+  "missing_id",
+  "unlisted",
+] as const;
+export type Problem = (typeof PROBLEMS)[number];
+export type ProblemCounts = Record<Problem, number>;
+
+/** What the audit of one thread found. */
+export interface ThreadAudit {
+  readonly format: ThreadFormat;
+  readonly problems: ProblemCounts;
+  readonly repairs: readonly ToolCallRepair[];
+  /** The repaired messages in the thread's format; the input array itself when it was clean. */
+  readonly messages: readonly unknown[];
+}
+
+type Fields = Record<string, unknown>;
+
+const LANGCHAIN_TYPES = new Set([
+  "human",
+  "ai",
+  "tool",
+  "system",
+  "generic",
+  "function",
+  "developer",
+]);
+
+function blocksOf(message: Fields): Fields[] {
+  return Array.isArray(message.content) ? (message.content as Fields[]) : [];
+}
+
+/**
+ * The format of a thread, from the first message that tells; `undefined` when none does (only
+ * text messages with a role, which every role-based format shares).
+ */
+export function formatOf(messages: readonly unknown[]): ThreadFormat | undefined {
+  for (const entry of messages) {
+    const message = entry as Fields;
+    if (
+      message.lc === 1 ||
+      (typeof message.type === "string" && LANGCHAIN_TYPES.has(message.type))
+    ) {
+      return "langchain";
+    }
+    const blocks = blocksOf(message).map((block) => block?.type);
+    if (blocks.includes("tool_use") || blocks.includes("tool_result")) return "anthropic";
+    if (blocks.includes("tool-call") || blocks.includes("tool-result")) return "ai-sdk";
+    if (message.role === "tool" && typeof message.tool_call_id === "string") return "openai";
+    if (Array.isArray(message.tool_calls)) {
+      const first = message.tool_calls[0] as Fields | undefined;
+      return first !== undefined && "function" in first ? "openai" : "langchain";
+    }
+  }
+  return undefined;
+}
+
+const KIND_PROBLEM: Record<Exclude<RepairKind, "placeholder_inserted">, Problem> = {
+  result_moved: "misplaced",
+  orphan_dropped: "orphan",
+  id_assigned: "missing_id",
+  call_listed: "unlisted",
+};
+
+/** The problems behind a list of repairs. */
+export function problemsOf(repairs: readonly ToolCallRepair[]): ProblemCounts {
+  const counts: ProblemCounts = {
+    dangling: 0,
+    invalid: 0,
+    orphan: 0,
+    misplaced: 0,
+    missing_id: 0,
+    unlisted: 0,
+  };
+  for (const repair of repairs) {
+    if (repair.kind === "placeholder_inserted") {
+      counts[repair.reason === "invalid_arguments" ? "invalid" : "dangling"]++;
+    } else counts[KIND_PROBLEM[repair.kind]]++;
+  }
+  return counts;
+}
+
+/**
+ * Audits one thread (its messages are JSON objects) and repairs it in its own format. A thread of
+ * text messages alone is clean in every format; it is counted under `fallback`.
+ */
+export async function auditThread(
+  messages: readonly unknown[],
+  options: RepairOptions,
+  /** The format of a thread that does not tell: that of the threads before it, say. */
+  fallback: ThreadFormat = "openai",
+): Promise<ThreadAudit> {
+  const format = formatOf(messages) ?? fallback;
+  const quiet = { ...options, logger: false as const };
+  const result =
+    format === "openai"
+      ? repairOpenAIChatMessages(messages, quiet)
+      : format === "anthropic"
+        ? repairAnthropicMessages(messages, quiet)
+        : format === "ai-sdk"
+          ? repairModelMessages(messages, quiet)
+          : await repairLangChain(messages, options);
+  return {
+    format,
+    problems: problemsOf(result.repairs),
+    repairs: result.repairs,
+    messages: result.messages,
+  };
+}
+
+type LangChainForm = "serialized" | "stored" | "plain";
+
+function langChainFormOf(message: Fields): LangChainForm {
+  if (message.lc === 1 && message.type === "constructor") return "serialized";
+  if (
+    typeof message.type === "string" &&
+    typeof message.data === "object" &&
+    message.data !== null
+  ) {
+    return "stored";
+  }
+  return "plain";
+}
+
+/**
+ * LangChain messages: revived with LangChain's own loaders, repaired by the engine, and written
+ * back in the form they came in (messages the repair did not touch, as they were).
+ */
+async function repairLangChain(messages: readonly unknown[], options: RepairOptions) {
+  const forms = messages.map((message) => langChainFormOf(message as Fields));
+  const revived = await Promise.all(
+    messages.map(async (message, index) => {
+      const form = forms[index];
+      if (form === "serialized") return load<BaseMessage>(JSON.stringify(message));
+      if (form === "stored") return mapStoredMessagesToChatMessages([message as StoredMessage])[0];
+      return message;
+    }),
+  );
+  const original = new Map<unknown, unknown>(
+    revived.map((message, index) => [message, messages[index]]),
+  );
+  const result = repairToolCalls(revived, options);
+  if (result.messages === revived) return { messages, repairs: result.repairs };
+  const form = forms.find((found) => found !== "plain") ?? "plain";
+  const written = result.messages.map((message) => {
+    if (original.has(message)) return original.get(message);
+    return writeLangChain(message, form);
+  });
+  return { messages: written, repairs: result.repairs };
+}
+
+function writeLangChain(message: unknown, form: LangChainForm): unknown {
+  const isInstance = typeof (message as { toDict?: unknown }).toDict === "function";
+  if (!isInstance) return message;
+  if (form === "serialized") return JSON.parse(JSON.stringify(message));
+  if (form === "stored") return mapChatMessagesToStoredMessages([message as BaseMessage])[0];
+  // A plain thread gets plain messages: the fields of the stored form, with its type.
+  const stored = mapChatMessagesToStoredMessages([message as BaseMessage])[0] as StoredMessage;
+  return stripUndefined({ type: stored.type, ...stored.data });
+}
+
+function stripUndefined(fields: Fields): Fields {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== undefined && value !== null),
+  );
+}

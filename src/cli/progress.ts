@@ -35,18 +35,20 @@ export function createProgress(
       stream: stream as NodeJS.WritableStream,
       format: " {bar} {percentage}% | {threads} thread(s)",
       hideCursor: true,
-      clearOnComplete: true,
+      clearOnComplete: false,
     },
     cliProgress.Presets.shades_classic,
   );
   const bar = bars.create(size, 0, { threads: 0 });
   let bytes = 0;
+  let threads = 0;
   let stopped = false;
   return {
     read(read) {
       bytes = read;
     },
-    thread(threads) {
+    thread(count) {
+      threads = count;
       bar.update(Math.min(bytes, size), { threads });
     },
     log(text, out) {
@@ -57,6 +59,8 @@ export function createProgress(
     stop() {
       if (stopped) return;
       stopped = true;
+      // The last frame stays: how far it got, and how many threads.
+      bar.update(Math.min(bytes, size), { threads });
       bars.stop();
     },
   };

@@ -150,15 +150,30 @@ async function* decoded(
   yield decoder.end();
 }
 
+/** A failure to write the repaired threads. */
+class OutputError extends Error {
+  override readonly name = "OutputError";
+  constructor(path: string, cause: Error) {
+    super(`cannot write ${path}: ${cause.message}`, { cause });
+  }
+}
+
 /** Writes repaired threads in the layout they were read in. */
 class FixedWriter {
   readonly #stream: WriteStream;
   #inArray = false;
   #first = true;
-  constructor(path: string) {
+  #failure: Error | undefined;
+  #destroyed = false;
+  constructor(path: string, shownAs: string) {
     this.#stream = createWriteStream(path, { encoding: "utf8" });
+    // A write that fails (a full disk, a folder that is not there) ends the audit with its error.
+    this.#stream.on("error", (error) => {
+      if (!this.#destroyed) this.#failure ??= new OutputError(shownAs, error);
+    });
   }
   async #write(text: string) {
+    if (this.#failure !== undefined) throw this.#failure;
     if (!this.#stream.write(text)) await once(this.#stream, "drain");
   }
   async arrayStart() {
@@ -179,11 +194,16 @@ class FixedWriter {
     } else await this.#write(`${text}\n`);
   }
   async close() {
+    if (this.#failure !== undefined) throw this.#failure;
     this.#stream.end();
     await once(this.#stream, "finish");
   }
-  destroy() {
+  async destroy() {
+    this.#destroyed = true;
+    if (this.#stream.closed) return;
+    const closed = once(this.#stream, "close").catch(() => undefined);
     this.#stream.destroy();
+    await closed;
   }
 }
 
@@ -251,7 +271,10 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
   }
   const progress = createProgress(io.stderr, size);
   const temporary = options.out === undefined ? undefined : `${options.out}.${process.pid}.tmp`;
-  const writer = temporary === undefined ? undefined : new FixedWriter(temporary);
+  const writer =
+    temporary === undefined || options.out === undefined
+      ? undefined
+      : new FixedWriter(temporary, options.out);
   const summary: Summary = {
     threads: 0,
     threadsWithProblems: 0,
@@ -304,9 +327,14 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
     }
   } catch (error) {
     progress.stop();
-    writer?.destroy();
+    await writer?.destroy();
     if (temporary !== undefined) await rm(temporary, { force: true });
-    const where = error instanceof JsonStreamError ? `${source}:${error.line}: ` : `${source}: `;
+    const where =
+      error instanceof JsonStreamError
+        ? `${source}:${error.line}: `
+        : error instanceof OutputError
+          ? ""
+          : `${source}: `;
     io.stderr.write(`tool-call-resilience: ${where}${(error as Error).message}\n`);
     return EXIT_BAD_INPUT;
   }

@@ -1,6 +1,8 @@
 /** The README promises what the code does: its tables list exactly what the code has. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { PROBLEMS } from "../src/cli/audit-thread.js";
+import { USAGE } from "../src/cli/run.js";
 import { repairOptionsShape } from "../src/core/policy.js";
 import { genAiProviderName, PLACEHOLDER_CATALOG, PLACEHOLDER_REASONS } from "../src/index.js";
 import { middlewareOptionNames } from "../src/middleware.js";
@@ -34,6 +36,26 @@ describe("README", () => {
     expect([...documented].sort()).toEqual([...middlewareOptionNames].sort());
     // The engine's options come first, as the text before the table says.
     expect(documented.slice(0, 6).sort()).toEqual(Object.keys(repairOptionsShape).sort());
+  });
+
+  it("lists every option of the audit command, and only those, as its --help does", () => {
+    const section = readme.slice(
+      readme.indexOf("## Auditing stored histories"),
+      readme.indexOf("## Telemetry: how often"),
+    );
+    const documented = section
+      .split("\n")
+      .filter((row) => row.startsWith("| `-"))
+      .flatMap((row) => [...(cellsOf(row)[0] ?? "").matchAll(/`(-{1,2}[a-z]+)/g)].map((m) => m[1]));
+    const inUsage = [...USAGE.matchAll(/^ {2}(?:(-[a-z]), )?(--[a-z]+)/gm)].flatMap((match) =>
+      match[1] === undefined ? [match[2]] : [match[1], match[2]],
+    );
+    expect(documented.sort()).toEqual(inUsage.sort());
+  });
+
+  it("names every problem the audit counts", () => {
+    const section = readme.slice(readme.indexOf("## Auditing stored histories"));
+    for (const problem of PROBLEMS) expect(section).toContain(`| \`${problem}\` |`);
   });
 
   it("lists every startTelemetry option, and only those", () => {

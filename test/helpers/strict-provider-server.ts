@@ -89,15 +89,13 @@ async function handle(
     }
     if (body.stream === true) throw new Error("this server does not stream");
     const query = searchQueryOf(messages.at(-1));
-    if (query !== undefined) {
-      send(response, 200, {
-        id: `chatcmpl-${received.length}`,
-        object: "chat.completion",
-        created: Math.floor(Date.now() / 1000),
-        model: body.model,
-        choices: [
-          {
-            index: 0,
+    const answer =
+      query === undefined
+        ? {
+            message: { role: "assistant", content: COMPLETION_TEXT, refusal: null },
+            finish: "stop",
+          }
+        : {
             message: {
               role: "assistant",
               content: null,
@@ -110,26 +108,15 @@ async function handle(
                 },
               ],
             },
-            logprobs: null,
-            finish_reason: "tool_calls",
-          },
-        ],
-        usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
-      });
-      return;
-    }
+            finish: "tool_calls",
+          };
     send(response, 200, {
       id: `chatcmpl-${received.length}`,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model: body.model,
       choices: [
-        {
-          index: 0,
-          message: { role: "assistant", content: COMPLETION_TEXT, refusal: null },
-          logprobs: null,
-          finish_reason: "stop",
-        },
+        { index: 0, message: answer.message, logprobs: null, finish_reason: answer.finish },
       ],
       usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
     });

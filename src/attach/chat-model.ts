@@ -9,7 +9,6 @@ import { ensureConfig, RunnableBinding } from "@langchain/core/runnables";
 import {
   callRepaired,
   createRepairer,
-  isAsyncGenerator,
   type ModelRequestLike,
   type Repairer,
   type ToolCallRepairOptions,
@@ -27,11 +26,19 @@ const WRAPPER_NAME = "withToolCallRepair";
 const unwrapped = new WeakMap<object, BaseChatModel>();
 
 /**
- * Inputs this wrapper has inspected and is passing on: when the model hands one on to another of
- * its own methods (a model without streaming answers `stream` through `invoke`), it is not
- * inspected, nor counted, twice.
+ * Marks the options a repaired stream passes on: a model without streaming answers `stream` by
+ * calling its own `invoke` with them, and that input, repaired already, is not inspected (nor
+ * counted) twice.
  */
-const inFlight = new WeakSet<object>();
+const REPAIRED_STREAM = Symbol("tool-call-resilience.repairedStream");
+
+function isRepairedStream(options: unknown): boolean {
+  return (
+    typeof options === "object" &&
+    options !== null &&
+    (options as { [REPAIRED_STREAM]?: unknown })[REPAIRED_STREAM] === true
+  );
+}
 
 /**
  * Wraps a LangChain chat model so that every `invoke`, `stream`, `batch` and `streamEvents`
@@ -140,51 +147,19 @@ function repairing(
       ((options as { version?: unknown } | undefined)?.version === "v1" ||
         (options as { version?: unknown } | undefined)?.version === "v2");
     const messages = messagesOf(input);
-    if (passesOn || messages === undefined || inFlight.has(messages)) {
+    if (passesOn || messages === undefined || isRepairedStream(options)) {
       return method.call(self, input, options, ...rest);
     }
     const request = requestOf(model, messages, options);
     return callRepaired(repairer, request, (prepared) => {
       const repairedInput = prepared.messages === messages ? input : inputWith(input, prepared);
-      const sent = messagesOf(repairedInput);
-      if (sent === undefined) return method.call(self, repairedInput, options, ...rest);
-      inFlight.add(sent);
-      let result: unknown;
-      try {
-        result = method.call(self, repairedInput, options, ...rest);
-      } catch (error) {
-        inFlight.delete(sent);
-        throw error;
-      }
-      return settled(result, () => inFlight.delete(sent));
+      const passed =
+        property === "_streamIterator"
+          ? { ...(options as object), [REPAIRED_STREAM]: true }
+          : options;
+      return method.call(self, repairedInput, passed, ...rest);
     });
   };
-}
-
-/** Runs `done` once the method's result has settled: a promise, a stream, or a plain value. */
-function settled(result: unknown, done: () => void): unknown {
-  if (isPromiseLike(result)) return Promise.resolve(result).finally(done);
-  if (isAsyncGenerator(result)) {
-    // A stream is read later; its input stays in flight until it is.
-    const stream = result;
-    return (async function* () {
-      try {
-        yield* stream;
-      } finally {
-        done();
-      }
-    })();
-  }
-  done();
-  return result;
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
 }
 
 /** The messages of a model input, or none for a string or anything else. */

@@ -3,7 +3,7 @@
  * through what is built on it, records like the middleware, and fails open.
  */
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { ChatOpenAI } from "@langchain/openai";
@@ -48,6 +48,16 @@ describe("withToolCallRepair", () => {
     }
     expect(base.callCount).toBe(5);
     for (let call = 0; call < 5; call++) expect(shapeOf(receivedBy(base, call))).toEqual(REPAIRED);
+  });
+
+  it("repairs a history that changed since an earlier stream of it was left unread", async () => {
+    const base = scriptedModel(...answers(2));
+    const model = withToolCallRepair(base, quiet);
+    const history: BaseMessage[] = [human("Find x")];
+    await model.stream(history); // never read
+    history.push(aiCalls("call_1"), human("Go on"));
+    await model.invoke(history);
+    expect(shapeOf(receivedBy(base, base.callCount - 1))).toEqual(REPAIRED);
   });
 
   it("repairs a ChatPromptValue and leaves a string alone", async () => {

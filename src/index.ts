@@ -16,10 +16,7 @@
  */
 
 export { withToolCallRepair } from "./attach/chat-model.js";
-export type {
-  LocaleRequest as RepairLocaleRequest,
-  ToolCallRepairOptions,
-} from "./attach/repairer.js";
+export type { ToolCallRepairOptions } from "./attach/repairer.js";
 export type { OptionsProblem } from "./core/errors.js";
 export {
   isOptionsError,

@@ -302,6 +302,22 @@ describe("repairAnthropicMessages", () => {
     expect(messages[2]).toBe(history[2]);
   });
 
+  it("records the repair as Anthropic's, with the model of the call", async () => {
+    const harness = metricsHarness();
+    repairAnthropicMessages(
+      [{ role: "assistant", content: [toolUse("a")] }],
+      { ...quiet, meterProvider: harness.meterProvider },
+      { model: "claude-sonnet-4-5" },
+    );
+    expect(
+      await harness.sum(METRIC_DANGLING_TOOL_CALLS, {
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-5",
+      }),
+    ).toBe(1);
+    await harness.shutdown();
+  });
+
   it("returns the same array for a clean history, and the window counts messages, not blocks", () => {
     const clean = deepFreeze([
       { role: "assistant", content: [toolUse("a"), toolUse("b")] },
@@ -377,6 +393,22 @@ describe("repairModelMessages (AI SDK)", () => {
       ],
     });
     expect(messages[3]).toBe(history[3]);
+  });
+
+  it("records under the provider the options name, since the AI SDK serves them all", async () => {
+    const harness = metricsHarness();
+    const options = { ...quiet, meterProvider: harness.meterProvider, providerName: "gcp.gemini" };
+    repairModelMessages([{ role: "assistant", content: [call("a")] }], options, {
+      model: "gemini-2.5-flash",
+      threadId: "t-ai",
+    });
+    expect(
+      await harness.sum(METRIC_DANGLING_TOOL_CALLS, {
+        "gen_ai.provider.name": "gcp.gemini",
+        "gen_ai.request.model": "gemini-2.5-flash",
+      }),
+    ).toBe(1);
+    await harness.shutdown();
   });
 
   it("carries the marker only when markSynthetic is on", () => {

@@ -56,6 +56,7 @@ function isRepairedStream(options: unknown): boolean {
  * @param options - the options of the middleware, but `persist`: a model cannot write to a thread
  * @returns the wrapped model, of the same type; wrapping a wrapper wraps its model again
  * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ * @throws {TypeError} when `model` is not a chat model (a model name string, say)
  *
  * @example In a LangGraph StateGraph with a ToolNode
  * ```ts
@@ -76,6 +77,11 @@ export function withToolCallRepair<M extends BaseChatModel>(
   model: M,
   options: ToolCallRepairOptions = {},
 ): M {
+  if (!isRunnableModel(model)) {
+    throw new TypeError(
+      `${WRAPPER_NAME} expects a LangChain chat model (new ChatOpenAI(...), initChatModel(...), ...); got ${describe(model)}`,
+    );
+  }
   const repairer = createRepairer(options, WRAPPER_NAME, "Tool-call model wrapper");
   return wrap((unwrapped.get(model) as M | undefined) ?? model, repairer);
 }
@@ -118,6 +124,22 @@ function rebound(built: unknown, repairer: Repairer): unknown {
     config: built.config,
     configFactories: built.configFactories,
   });
+}
+
+function isRunnableModel(value: unknown): value is BaseChatModel {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { invoke?: unknown }).invoke === "function" &&
+    typeof (value as { _streamIterator?: unknown })._streamIterator === "function"
+  );
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
+  if (typeof value !== "object") return typeof value;
+  return `an object without invoke()${Array.isArray(value) ? " (an array)" : ""}`;
 }
 
 function isChatModel(value: unknown): value is BaseChatModel {

@@ -96,6 +96,8 @@ function parseAuditArguments(args: readonly string[]): AuditArguments | "help" |
   }
   if (values.fix && values.out === undefined) throw new UsageError("--fix needs --out <file>");
   if (!values.fix && values.out !== undefined) throw new UsageError("--out is only for --fix");
+  if (values.out === "-")
+    throw new UsageError("--out must be a file: the report goes to standard output");
   if (values.out !== undefined && input !== "-" && resolve(values.out) === resolve(input)) {
     throw new UsageError("--out must not be the input file: it is read as a stream");
   }

@@ -122,6 +122,13 @@ describe("withToolCallRepair", () => {
     expect(() => withToolCallRepair(base, { persist: true } as never)).toThrow(/persist/);
   });
 
+  it("refuses what is not a chat model, saying what it got", () => {
+    expect(() => withToolCallRepair("openai:gpt-4.1" as never)).toThrow(
+      /withToolCallRepair expects a LangChain chat model .*got the string "openai:gpt-4.1"/,
+    );
+    expect(() => withToolCallRepair(null as never)).toThrow(TypeError);
+  });
+
   it("lets the model's own errors through unchanged", async () => {
     const failure = new Error("provider down");
     const model = withToolCallRepair(scriptedModel(failure), quiet);

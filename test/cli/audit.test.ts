@@ -279,6 +279,7 @@ describe("audit: bad input exits 2 with the file and line", () => {
     [["audit", "a", "--fix"], /--fix needs --out/],
     [["audit", "a", "--out", "b"], /--out is only for --fix/],
     [["audit", "a", "--fix", "--out", "a"], /--out must not be the input file/],
+    [["audit", "a", "--fix", "--out", "-"], /--out must be a file/],
     [["audit", "a", "--format", "xml"], /--format must be text or json/],
     [["audit", "a", "--locale", "not a tag"], /--locale must be a BCP 47 tag/],
     [["audit", "a", "--frobnicate"], /Unknown option '--frobnicate'/],

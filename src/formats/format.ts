@@ -177,8 +177,9 @@ function repairerOf(format: string, options: ToolCallRepairOptions | undefined):
  * `repairModelMessages`) are this function with their format.
  *
  * Options are validated once per options object (keep one and pass it each time). Fail-open: if
- * reading or writing the format fails, the error is logged, counted as `failed_open`, and the
- * input comes back unchanged.
+ * reading the format fails, the error is logged, counted as `failed_open`, and the input comes
+ * back unchanged; if writing the repaired messages fails, the error is logged and the input comes
+ * back unchanged too.
  *
  * @throws {ToolCallResilienceOptionsError} when an option is invalid
  *
@@ -194,7 +195,7 @@ export function repairInFormat<M>(
   context: FormatRepairContext = {},
 ): FormatRepairResult<M> {
   const repairer = repairerOf(format.name, options);
-  const request = requestOf(format, messages, context);
+  const request = requestOf(format, messages, context ?? {});
   let views: View[];
   try {
     views = viewsOf(format, messages);

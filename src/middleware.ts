@@ -147,8 +147,8 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
       callRepaired(
         repairer,
         request,
-        (repaired) => handler(repaired),
-        persist ? () => waitingForModelCall.take(threadIdOf(request)) : undefined,
+        handler,
+        persist ? waitingForModelCall.take(threadIdOf(request)) : undefined,
       ),
   });
 }

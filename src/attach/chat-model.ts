@@ -144,10 +144,7 @@ function describe(value: unknown): string {
 
 function isChatModel(value: unknown): value is BaseChatModel {
   return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { _streamIterator?: unknown })._streamIterator === "function" &&
-    typeof (value as { bindTools?: unknown }).bindTools === "function"
+    isRunnableModel(value) && typeof (value as { bindTools?: unknown }).bindTools === "function"
   );
 }
 

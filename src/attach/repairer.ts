@@ -482,12 +482,12 @@ export function prepareModelCall<Q extends ModelRequestLike, R>(
 export function callRepaired<Q extends ModelRequestLike, R>(
   repairer: Repairer,
   request: Q,
-  handler: (request: Q, result: RepairResult<unknown> | undefined) => R,
-  takePersisted?: () => readonly Inspection[],
+  handler: (request: Q) => R,
+  persisted?: readonly Inspection[],
 ): R {
   let prepared: PreparedCall<Q, R>;
   try {
-    prepared = prepareModelCall<Q, R>(repairer, request, takePersisted?.());
+    prepared = prepareModelCall<Q, R>(repairer, request, persisted);
   } catch (error) {
     // A bug of ours outside the engine (which guards itself): the model call still goes on.
     log(
@@ -500,7 +500,7 @@ export function callRepaired<Q extends ModelRequestLike, R>(
     );
     prepared = { request };
   }
-  const response = handler(prepared.request, prepared.result);
+  const response = handler(prepared.request);
   if (prepared.afterResponse === undefined) return response;
   try {
     return prepared.afterResponse(response);

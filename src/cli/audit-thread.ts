@@ -13,7 +13,8 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import type { RepairOptions } from "../core/policy.js";
-import { type RepairKind, repairToolCalls, type ToolCallRepair } from "../core/repair.js";
+import { repairToolCalls, type ToolCallRepair } from "../core/repair.js";
+import { countRepairs } from "../core/summary.js";
 import { repairModelMessages } from "../formats/ai-sdk.js";
 import { repairAnthropicMessages } from "../formats/anthropic.js";
 import { repairOpenAIChatMessages } from "../formats/openai-chat.js";
@@ -84,29 +85,18 @@ export function formatOf(messages: readonly unknown[]): ThreadFormat | undefined
   return undefined;
 }
 
-const KIND_PROBLEM: Record<Exclude<RepairKind, "placeholder_inserted">, Problem> = {
-  result_moved: "misplaced",
-  orphan_dropped: "orphan",
-  id_assigned: "missing_id",
-  call_listed: "unlisted",
-};
-
-/** The problems behind a list of repairs. */
+/** The problems behind a list of repairs: the repair kinds, placeholders split by their reason. */
 export function problemsOf(repairs: readonly ToolCallRepair[]): ProblemCounts {
-  const counts: ProblemCounts = {
-    dangling: 0,
-    invalid: 0,
-    orphan: 0,
-    misplaced: 0,
-    missing_id: 0,
-    unlisted: 0,
+  const kinds = countRepairs(repairs);
+  const invalid = repairs.filter((repair) => repair.reason === "invalid_arguments").length;
+  return {
+    dangling: kinds.placeholder_inserted - invalid,
+    invalid,
+    orphan: kinds.orphan_dropped,
+    misplaced: kinds.result_moved,
+    missing_id: kinds.id_assigned,
+    unlisted: kinds.call_listed,
   };
-  for (const repair of repairs) {
-    if (repair.kind === "placeholder_inserted") {
-      counts[repair.reason === "invalid_arguments" ? "invalid" : "dangling"]++;
-    } else counts[KIND_PROBLEM[repair.kind]]++;
-  }
-  return counts;
 }
 
 /**

@@ -287,7 +287,10 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
     >,
     problems: { dangling: 0, invalid: 0, orphan: 0, misplaced: 0, missing_id: 0, unlisted: 0 },
   };
-  const entries: ThreadEntry[] = [];
+  // The JSON report is written as the threads are read, like the text one: nothing piles up.
+  let reported = 0;
+  if (options.format === "json")
+    io.stdout.write(`{\n  "source": ${JSON.stringify(source)},\n  "threads": [`);
   let lastFormat: ThreadFormat | undefined;
   const repairOptions = options.locale === undefined ? {} : { locale: options.locale };
   try {
@@ -312,8 +315,9 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
             problems: nonZero(found.problems),
             repairs: found.repairs,
           };
-          if (options.format === "json") entries.push(entry);
-          else
+          if (options.format === "json") {
+            io.stdout.write(`${reported++ === 0 ? "\n" : ",\n"}    ${JSON.stringify(entry)}`);
+          } else
             progress.log(
               `${threadLabel(source, entry)}: ${describeProblems(entry.problems)}\n`,
               io.stdout,
@@ -342,7 +346,9 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
   }
   progress.stop();
   if (options.format === "json") {
-    io.stdout.write(`${JSON.stringify({ source, threads: entries, summary }, null, 2)}\n`);
+    io.stdout.write(
+      `${reported === 0 ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}\n}\n`,
+    );
   } else io.stdout.write(`${summaryLine(summary, options.out)}\n`);
   return summary.threadsWithProblems > 0 ? EXIT_PROBLEMS : EXIT_CLEAN;
 }

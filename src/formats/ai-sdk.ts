@@ -7,7 +7,7 @@
 import type { ToolCallRepairOptions } from "../attach/repairer.js";
 import type { FormatCall, FormatRepairContext, FormatRepairResult, MessagePart } from "./format.js";
 import { repairInFormat } from "./format.js";
-import { groupedFormat, type Segment, segmentPieces } from "./grouped.js";
+import { groupedFormat, type Segment, segmentPieces, withCallIds } from "./grouped.js";
 import { fieldsOf, listOf, stringOrUndefined } from "./read.js";
 
 /**
@@ -116,14 +116,7 @@ export const modelMessageFormat = groupedFormat({
     return part;
   },
   resultPieceWithId: (part, toolCallId) => ({ ...fieldsOf(part), toolCallId }),
-  callsWithIds: (message, ids) => {
-    const fields = fieldsOf(message) ?? {};
-    let next = 0;
-    const content = listOf(fields.content).map((part) =>
-      isCall(part) ? { ...fieldsOf(part), toolCallId: ids[next++] } : part,
-    );
-    return { ...fields, content };
-  },
+  callsWithIds: (message, ids) => withCallIds(message, ids, isCall, "toolCallId"),
 });
 
 /**

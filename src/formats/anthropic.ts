@@ -6,7 +6,7 @@
 import type { ToolCallRepairOptions } from "../attach/repairer.js";
 import type { FormatCall, FormatRepairContext, FormatRepairResult, MessagePart } from "./format.js";
 import { repairInFormat } from "./format.js";
-import { groupedFormat, type Segment, segmentPieces } from "./grouped.js";
+import { groupedFormat, type Segment, segmentPieces, withCallIds } from "./grouped.js";
 import { fieldsOf, listOf, stringOrUndefined } from "./read.js";
 
 /** The `tool_result` block a placeholder is (the format has no field for a marker). */
@@ -89,14 +89,7 @@ export const anthropicFormat = groupedFormat({
     is_error: true,
   }),
   resultPieceWithId: (block, toolCallId) => ({ ...fieldsOf(block), tool_use_id: toolCallId }),
-  callsWithIds: (message, ids) => {
-    const fields = fieldsOf(message) ?? {};
-    let next = 0;
-    const content = listOf(fields.content).map((block) =>
-      isCall(block) ? { ...fieldsOf(block), id: ids[next++] } : block,
-    );
-    return { ...fields, content };
-  },
+  callsWithIds: (message, ids) => withCallIds(message, ids, isCall, "id"),
 });
 
 /**

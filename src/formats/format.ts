@@ -12,17 +12,18 @@
  */
 
 import {
-  callRepaired,
   createRepairer,
   type LocaleRequest,
   log,
+  type PreparedCall,
+  prepareModelCall,
   type Repairer,
   recordFailedOpen,
   type ToolCallRepairOptions,
 } from "../attach/repairer.js";
 import type { PlaceholderReason } from "../core/locales.js";
 import { withWindow } from "../core/policy.js";
-import type { RepairResult, ToolCallRepair } from "../core/repair.js";
+import { type RepairResult, syntheticReasonOf, type ToolCallRepair } from "../core/repair.js";
 
 /** A tool call as the engine needs to see it. */
 export interface FormatCall {
@@ -204,22 +205,38 @@ export function repairInFormat<M>(
     return { messages: messages as M[], repairs: NO_REPAIRS };
   }
   const windowed = windowedRepairer(repairer, messages.length, views);
-  return callRepaired(windowed, { ...request, messages: views }, (repaired, result) => {
-    if (repaired.messages === views) return { messages: messages as M[], repairs: NO_REPAIRS };
-    try {
-      return written(format, messages, views, repaired.messages, result);
-    } catch (error) {
-      log(
-        repairer.logger,
-        "error",
-        `${repairer.attachment} failed; passing the messages on unchanged`,
-        {
-          error,
-        },
-      );
-      return { messages: messages as M[], repairs: NO_REPAIRS };
-    }
-  });
+  let prepared: PreparedCall<unknown, unknown>;
+  try {
+    prepared = prepareModelCall(windowed, { ...request, messages: views });
+  } catch (error) {
+    // The engine guards itself; this is a failure of the steps around it.
+    log(
+      repairer.logger,
+      "error",
+      `${repairer.attachment} failed; passing the messages on unchanged`,
+      {
+        error,
+      },
+    );
+    return { messages: messages as M[], repairs: NO_REPAIRS };
+  }
+  const { result } = prepared;
+  if (result === undefined || result.messages === views) {
+    return { messages: messages as M[], repairs: NO_REPAIRS };
+  }
+  try {
+    return written(format, messages, views, result);
+  } catch (error) {
+    log(
+      repairer.logger,
+      "error",
+      `${repairer.attachment} failed; passing the messages on unchanged`,
+      {
+        error,
+      },
+    );
+    return { messages: messages as M[], repairs: NO_REPAIRS };
+  }
 }
 
 function requestOf<M>(
@@ -304,11 +321,11 @@ function written<M>(
   format: MessageFormat<M>,
   messages: readonly M[],
   views: readonly View[],
-  output: readonly unknown[],
-  result: RepairResult<unknown> | undefined,
+  result: RepairResult<unknown>,
 ): FormatRepairResult<M> {
+  const output = result.messages;
   const reasons = new Map<number, PlaceholderReason>();
-  for (const repair of result?.repairs ?? []) {
+  for (const repair of result.repairs) {
     if (repair.kind === "placeholder_inserted" && repair.outputIndex !== undefined) {
       reasons.set(repair.outputIndex, repair.reason ?? "interrupted");
     }
@@ -346,7 +363,7 @@ function written<M>(
     for (const item of held) messageOfItem[item] = messagesOut.length;
     messagesOut.push(message);
   }
-  const repairs = (result?.repairs ?? NO_REPAIRS).map((repair) =>
+  const repairs = result.repairs.map((repair) =>
     nativeRepair(repair, views, (entry) => messageOfItem[itemOfEntry[entry] as number]),
   );
   return { messages: messagesOut, repairs };
@@ -386,14 +403,14 @@ function renamed<M>(entry: Partial<View>, message: M, origin: Origin): RepairedI
   };
 }
 
+/** A placeholder the engine made, as the format writes it (the engine's marker read as such). */
 function placeholderOf(entry: Record<string, unknown>, reason: PlaceholderReason | undefined) {
-  const metadata = entry.response_metadata as Record<string, unknown> | undefined;
   return {
     toolCallId: String(entry.tool_call_id),
     toolName: String(entry.name),
     text: typeof entry.content === "string" ? entry.content : String(entry.content),
     reason: reason ?? "interrupted",
-    synthetic: metadata?.synthetic === true,
+    synthetic: syntheticReasonOf(entry) !== undefined,
   };
 }
 

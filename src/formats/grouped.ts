@@ -124,6 +124,27 @@ function writeGrouped(format: GroupedFormat, items: readonly RepairedItem<unknow
   return out;
 }
 
+/**
+ * A copy of an assistant message whose call pieces (those `isCall` picks) get these ids under
+ * `idKey`, in order; every other piece stays as it is.
+ */
+export function withCallIds(
+  message: unknown,
+  ids: readonly string[],
+  isCall: (piece: unknown) => boolean,
+  idKey: string,
+): unknown {
+  const fields = (message ?? {}) as Record<string, unknown>;
+  const content = Array.isArray(fields.content) ? fields.content : [];
+  let next = 0;
+  return {
+    ...fields,
+    content: content.map((piece) =>
+      isCall(piece) ? { ...(piece as object), [idKey]: ids[next++] } : piece,
+    ),
+  };
+}
+
 /** Whether an item opens with a result, and so belongs with the results right before it. */
 function startsWithResult(format: GroupedFormat, item: RepairedItem<unknown> | undefined): boolean {
   switch (item?.kind) {

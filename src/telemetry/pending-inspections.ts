@@ -19,6 +19,8 @@ const MAX_WAITING_THREADS = 10_000;
  * waiting.take("thread-1"); // [inspection]
  * ```
  */
+const NONE_WAITING: readonly Inspection[] = Object.freeze([]);
+
 export class PendingInspections {
   readonly #byThread = new Map<string, Inspection[]>();
 
@@ -41,7 +43,7 @@ export class PendingInspections {
   take(threadId: string | undefined): readonly Inspection[] {
     const key = threadId ?? "";
     const waiting = this.#byThread.get(key);
-    if (waiting === undefined) return [];
+    if (waiting === undefined) return NONE_WAITING;
     this.#byThread.delete(key);
     return waiting;
   }

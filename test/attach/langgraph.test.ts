@@ -10,7 +10,11 @@ import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langch
 import { createReactAgent, ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { ChatOpenAI } from "@langchain/openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withToolCallRepair } from "../../src/index.js";
+import {
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  withToolCallRepair,
+} from "../../src/index.js";
 import { onThread, stallingSearchTool } from "../helpers/agent.js";
 import { openAIViolations } from "../helpers/provider-rules.js";
 import {
@@ -19,6 +23,7 @@ import {
   type StrictProviderServer,
   startStrictProviderServer,
 } from "../helpers/strict-provider-server.js";
+import { metricsHarness } from "../helpers/telemetry.js";
 
 const DANGLING_TEXT =
   "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'";
@@ -116,5 +121,26 @@ describe.each(Object.entries(stacks))("in %s", (_name, build) => {
     ]);
     // The synthetic marker stays on our side of the wire.
     expect(request?.raw).not.toContain("synthetic");
+  });
+
+  it("records the dangling call under the graph's thread, which the node never passes on", async () => {
+    const harness = metricsHarness();
+    const { tool, started } = stallingSearchTool();
+    const model = withToolCallRepair(chatOpenAI(), {
+      logger: false,
+      meterProvider: harness.meterProvider,
+    });
+    const graph = build(model, [tool]) as unknown as Graph;
+    await leaveDangling(graph, started, "counted");
+    await graph.invoke({ messages: [new HumanMessage("Any news?")] }, onThread("counted"));
+    expect(
+      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+        "gen_ai.conversation.id": "counted",
+        "gen_ai.request.model": "gpt-4.1",
+      }),
+    ).toBe(1);
+    // The tools the stack bound are the labels, not _OTHER.
+    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, { "gen_ai.tool.name": "search" })).toBe(1);
+    await harness.shutdown();
   });
 });

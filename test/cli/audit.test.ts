@@ -116,6 +116,12 @@ describe("audit: the report", () => {
     });
   });
 
+  it("writes the JSON report as it reads: an empty one is still one document", async () => {
+    const run = await audit(["audit", fixture("clean.jsonl"), "--format", "json"]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ threads: [], summary: { threads: 2 } });
+  });
+
   it("reads standard input as a stream: a thread is reported before the input ends", async () => {
     const stdin = new PassThrough();
     let stdout = "";

@@ -17,6 +17,7 @@
 
 export { withToolCallRepair } from "./attach/chat-model.js";
 export type { ToolCallRepairOptions } from "./attach/repairer.js";
+export { repairTargetOf } from "./attach/target.js";
 export type { OptionsProblem } from "./core/errors.js";
 export {
   isOptionsError,
@@ -40,6 +41,7 @@ export { createRepairPolicy, isRepairPolicy } from "./core/policy.js";
 export type { RepairContext, RepairKind, RepairResult, ToolCallRepair } from "./core/repair.js";
 export {
   ASSIGNED_ID_PREFIX,
+  BLANK_SCREENSHOT,
   repairToolCalls,
   SYNTHETIC_MARKER,
   SYNTHETIC_REASON_KEY,
@@ -48,6 +50,8 @@ export {
 } from "./core/repair.js";
 export type { RepairCounts } from "./core/summary.js";
 export { countRepairs, describeRepairs } from "./core/summary.js";
+export type { CallKind, RepairTarget } from "./core/wire.js";
+export { REPAIR_TARGETS } from "./core/wire.js";
 export type { ModelToolMessage, ModelToolResultPlaceholder } from "./formats/ai-sdk.js";
 export { AI_SDK_MARKER_KEY, repairModelMessages } from "./formats/ai-sdk.js";
 export type { AnthropicToolResultBlock, AnthropicUserMessage } from "./formats/anthropic.js";
@@ -110,6 +114,7 @@ export {
   REPAIR_DURATION_BUCKETS,
   REPAIR_KIND_VALUE_CALL_LISTED,
   REPAIR_KIND_VALUE_ID_ASSIGNED,
+  REPAIR_KIND_VALUE_NAME_ASSIGNED,
   REPAIR_KIND_VALUE_ORPHAN_DROPPED,
   REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
   REPAIR_KIND_VALUE_RESULT_MOVED,

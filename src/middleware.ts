@@ -11,6 +11,7 @@ import {
   repairerFrom,
   repairRequest,
   type ToolCallRepairOptions,
+  targetOfRequest,
   threadIdOf,
   toolCallRepairOptionNames,
   toolCallRepairOptionsShape,
@@ -128,11 +129,13 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
     // then arrives clean and wrapModelCall passes it on as it is.
     beforeModel: persist
       ? (state, runtime) => {
+          // No model here: the stored history is repaired for every client (or the fixed target).
           const { result, inspection } = repairRequest(
             repairer,
             { messages: state.messages, state, runtime },
             repairer.telemetry.lookUp(),
             state.messages,
+            targetOfRequest(repairer, {}),
           );
           if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
           // The model call that follows reports it, with the model and tools this hook lacks.

@@ -13,9 +13,16 @@ import {
   type RepairOptions,
   type RepairPolicy,
   repairOptionsShape,
+  targetSchema,
 } from "../core/policy.js";
-import { type RepairResult, repairToolCalls, type ToolCallRepair } from "../core/repair.js";
+import {
+  type RepairContext,
+  type RepairResult,
+  repairToolCalls,
+  type ToolCallRepair,
+} from "../core/repair.js";
 import { describeRepairs } from "../core/summary.js";
+import type { RepairTarget } from "../core/wire.js";
 import type { ModelIdentity } from "../telemetry/model-identity.js";
 import {
   type Inspection,
@@ -30,6 +37,7 @@ import {
   OUTCOME_VALUE_REPAIRED,
 } from "../telemetry/semconv.js";
 import { DEFAULT_THREAD_SERIES_LIMIT } from "../telemetry/thread-series.js";
+import { repairTargetOf } from "./target.js";
 
 /** Where warnings go: one per repaired model call, and an error when the repair fails open. */
 export interface RepairLogger {
@@ -54,7 +62,18 @@ export type LocaleResolver = (request: LocaleRequest) => string | undefined;
  * Options shared by every attachment (the `createAgent` middleware, {@link withToolCallRepair} and
  * the native-format adapters): the repair options, plus how to log and what to record.
  */
-export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale"> {
+export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale" | "target"> {
+  /**
+   * The client the request is repaired for: `"auto"` reads it from the request's model
+   * (`ChatOpenAI` on Chat Completions or the Responses API, `ChatAnthropic`; `"any"` for every
+   * other model), or one of the engine's targets to fix it.
+   * @default "auto"
+   * @example
+   * ```ts
+   * { target: "openai-responses" } // a model class of your own that sends the Responses API
+   * ```
+   */
+  target?: RepairTarget | "auto";
   /**
    * A BCP 47 tag, or a function that picks one per request. A resolver that throws or returns an
    * unknown or malformed tag gives English; it never breaks the call.
@@ -131,6 +150,14 @@ export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale"> {
 /** The options schema of every attachment; the middleware adds `persist`. */
 export const toolCallRepairOptionsShape = {
   ...repairOptionsShape,
+  target: z
+    .union([z.literal("auto"), targetSchema()], {
+      error: `expected "auto" or one of ${repairOptionsShape.target
+        .unwrap()
+        .options.map((target) => `"${target}"`)
+        .join(", ")}`,
+    })
+    .default("auto"),
   locale: z
     .union([localeTagSchema, z.custom<LocaleResolver>((value) => typeof value === "function")], {
       error: 'expected a BCP 47 language tag such as "en" or "zh-TW", or a resolver function',
@@ -202,8 +229,27 @@ export interface Repairer {
   readonly policy: RepairPolicy;
   readonly logger: RepairLogger;
   readonly locale: string | LocaleResolver | undefined;
+  /** The target every request is repaired for, or `"auto"`: read from each request's model. */
+  readonly target: RepairTarget | "auto";
   readonly telemetry: RepairTelemetry;
 }
+
+/** The target of one request: the options', or the one its model goes through. */
+export function targetOfRequest(
+  repairer: Repairer,
+  request: { readonly model?: unknown; readonly tools?: readonly unknown[] },
+): RepairTarget {
+  return repairer.target === "auto"
+    ? repairTargetOf(request.model, request.tools)
+    : repairer.target;
+}
+
+/** One context per target, for requests without a locale of their own: none is built per call. */
+const TARGET_CONTEXTS = Object.fromEntries(
+  repairOptionsShape.target
+    .unwrap()
+    .options.map((target) => [target, Object.freeze({ target })] as const),
+) as unknown as Readonly<Record<RepairTarget, RepairContext>>;
 
 /**
  * Writes to the logger, and never lets the logger break the call: a logger that throws, or an
@@ -289,6 +335,7 @@ export function repairRequest<T>(
   request: LocaleRequest & { readonly localeTag?: string | undefined },
   recording: Recording,
   messages: readonly T[] = request.messages as readonly T[],
+  target: RepairTarget = "any",
 ): Inspected<T> {
   const timed = recording.metrics?.instruments !== undefined || recording.tracing;
   const startedAt = timed ? performance.now() : 0;
@@ -297,12 +344,12 @@ export function repairRequest<T>(
   try {
     messageCount = messages.length;
     // A resolver runs only when a placeholder needs its text, never on a clean request.
-    const context =
+    const context: RepairContext =
       request.localeTag !== undefined
-        ? { locale: request.localeTag }
+        ? { locale: request.localeTag, target }
         : typeof repairer.locale === "function"
-          ? { locale: () => localeOf(repairer, request) }
-          : undefined;
+          ? { locale: () => localeOf(repairer, request), target }
+          : TARGET_CONTEXTS[target];
     result = repairToolCalls(messages, repairer.policy, context);
   } catch (error) {
     const endedAt = timed ? performance.now() : 0;
@@ -334,12 +381,13 @@ export function repairRequest<T>(
 }
 
 /** What the telemetry needs of a model request. */
-function observedCall(request: ModelRequestLike): ObservedModelCall {
+function observedCall(request: ModelRequestLike, target?: RepairTarget): ObservedModelCall {
   return {
     model: request.model,
     tools: request.tools,
     threadId: threadIdOf(request),
     identity: request.identity,
+    target,
   };
 }
 
@@ -451,7 +499,14 @@ export function prepareModelCall<Q extends ModelRequestLike, R>(
   persisted: readonly Inspection[] = NO_INSPECTIONS,
 ): PreparedCall<Q, R> {
   const recording = repairer.telemetry.lookUp();
-  const { result, inspection } = repairRequest(repairer, request, recording);
+  const target = targetOfRequest(repairer, request);
+  const { result, inspection } = repairRequest(
+    repairer,
+    request,
+    recording,
+    request.messages,
+    target,
+  );
   const repaired =
     result === undefined || result.messages === request.messages
       ? request
@@ -460,7 +515,7 @@ export function prepareModelCall<Q extends ModelRequestLike, R>(
   if (recording.metrics?.instruments === undefined && !recording.tracing) {
     return { request: repaired, result };
   }
-  const call = observedCall(request);
+  const call = observedCall(request, target);
   const countsResponse = repairer.telemetry.recordModelCall(
     recording,
     call,
@@ -571,13 +626,18 @@ export function repairerFrom(
   attachment: string,
 ): Repairer {
   // The policy and the telemetry each read their own fields of the validated options.
-  const { logger: loggerOption, locale, ...settings } = data;
+  const { logger: loggerOption, locale, target, ...settings } = data;
   const logger = loggerOption === false ? SILENT : (loggerOption ?? console);
   return {
     attachment,
-    policy: policyFrom({ ...settings, locale: typeof locale === "string" ? locale : undefined }),
+    policy: policyFrom({
+      ...settings,
+      locale: typeof locale === "string" ? locale : undefined,
+      target: target === "auto" ? "any" : target,
+    }),
     logger,
     locale,
+    target,
     telemetry: new RepairTelemetry({ ...settings, onFailure: telemetryFailureLogger(logger) }),
   };
 }

@@ -30,6 +30,7 @@ export const PROBLEMS = [
   "orphan",
   "misplaced",
   "missing_id",
+  "missing_name",
   "unlisted",
 ] as const;
 export type Problem = (typeof PROBLEMS)[number];
@@ -95,6 +96,7 @@ export function problemsOf(repairs: readonly ToolCallRepair[]): ProblemCounts {
     orphan: kinds.orphan_dropped,
     misplaced: kinds.result_moved,
     missing_id: kinds.id_assigned,
+    missing_name: kinds.name_assigned,
     unlisted: kinds.call_listed,
   };
 }

@@ -40,7 +40,8 @@ export const USAGE = `Usage: tool-call-resilience audit <file|-> [options]
 Reads stored chat threads and reports the tool-call protocol breaks in each: calls without a
 result (dangling), calls whose arguments were cut off (invalid), results without a call
 (orphan), results separated from their call (misplaced), calls without an id or with one made
-twice (missing_id), calls outside tool_calls (unlisted).
+twice (missing_id), calls without a name (missing_name), calls not every client sends
+(unlisted).
 
 Input: a JSON array of threads, JSONL (one thread a line), or one thread as a JSON array of
 messages; "-" reads standard input. A thread is an array of messages, or an object with a
@@ -285,7 +286,7 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
       ThreadFormat,
       number
     >,
-    problems: { dangling: 0, invalid: 0, orphan: 0, misplaced: 0, missing_id: 0, unlisted: 0 },
+    problems: Object.fromEntries(PROBLEMS.map((problem) => [problem, 0])) as ProblemCounts,
   };
   // The JSON report is written as the threads are read, like the text one: nothing piles up.
   let reported = 0;

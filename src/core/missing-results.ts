@@ -2,17 +2,21 @@
  * The usual break, found cheaply: AI messages whose calls lack results and have no other fault
  * (the user pressed stop, a run timed out). Such a history is repaired by inserting placeholders
  * in those groups alone, without matching every result of the history to its call. Anything else
- * (a stray or misplaced result, a reused or missing id, calls outside `tool_calls`) is left to the
- * careful analysis, which decides every case.
+ * (a stray or misplaced result, a reused or missing id or name, calls outside `tool_calls`,
+ * results in a human message) is left to the careful analysis, which decides every case. The
+ * groups it takes make the same calls for every client, so it needs no repair target.
  */
+import { hasResultBlocks } from "./human-results.js";
 import {
   answeredToolCallIdOf,
   isToolCallEntry,
   MessageKind,
   messageKindOf,
   toolCallIdOf,
+  toolCallNameOf,
 } from "./messages.js";
 import { firstUnsoundIndex, idsAreDistinct, NESTED_LOOP_LIMIT } from "./well-formed.js";
+import type { RepairTarget } from "./wire.js";
 
 /** A group whose only fault is calls without results. */
 export interface MissingResultsGroup {
@@ -46,6 +50,7 @@ type Fields = Record<string, unknown>;
 export function findMissingResults(
   messages: readonly unknown[],
   firstUnsound: number,
+  target?: RepairTarget,
 ): MissingResultsGroup[] | undefined {
   // Built as it is found, usually of one group: an empty list that is pushed to reserves room
   // for 17, a repair's largest allocation after the placeholder itself.
@@ -56,7 +61,7 @@ export function findMissingResults(
     if (group === undefined) return undefined;
     if (groups === undefined) groups = [group];
     else groups.push(group);
-    unsound = firstUnsoundIndex(messages, group.end, false);
+    unsound = firstUnsoundIndex(messages, group.end, false, target);
   }
   return groups ?? [];
 }
@@ -72,12 +77,17 @@ function missingResultsAt(
   if (!Array.isArray(calls) || calls.length === 0 || calls.length > NESTED_LOOP_LIMIT)
     return undefined;
   if (Array.isArray(fields.content)) return undefined; // Calls may also stand in content blocks.
+  // Responses API output items are sent instead of tool_calls.
+  if ((fields.response_metadata as Fields | null | undefined)?.output != null) return undefined;
   for (const call of calls) {
     if (!isToolCallEntry(call) || toolCallIdOf(call) === undefined) return undefined;
+    if (toolCallNameOf(call) === undefined) return undefined;
   }
   if (!idsAreDistinct(calls)) return undefined;
   let end = aiIndex + 1;
   while (end < messages.length && messageKindOf(messages[end]) === MessageKind.Tool) end++;
+  // Anthropic results in the human message after the group may answer its calls.
+  if (end < messages.length && hasResultBlocks(messages[end])) return undefined;
   // Filled in a loop: `fill` measured as the costliest line of a repair.
   const resultIndexes: number[] = new Array(calls.length);
   for (let position = 0; position < calls.length; position++) resultIndexes[position] = -1;

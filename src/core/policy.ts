@@ -11,6 +11,7 @@ import {
   TEMPLATE_VARIABLES,
   unknownTemplateVariables,
 } from "./placeholder.js";
+import { REPAIR_TARGETS, type RepairTarget } from "./wire.js";
 
 /** What to do with a tool result that answers no earlier call. */
 export type OrphanPolicy = "drop" | "keep";
@@ -58,6 +59,18 @@ export interface RepairOptions {
    * @default "regroup"
    */
   misplaced?: MisplacedPolicy;
+  /**
+   * The client whose converter the repaired history is for: `"openai-completions"` (ChatOpenAI on
+   * Chat Completions), `"openai-responses"` (ChatOpenAI on the Responses API), `"anthropic"`
+   * (ChatAnthropic), or `"any"`, a history every one of them sends alike. The attachments read it
+   * from the request's model; see the README's "Which client a repair is for".
+   * @default "any"
+   * @example
+   * ```ts
+   * repairToolCalls(history, { target: "openai-responses" });
+   * ```
+   */
+  target?: RepairTarget;
 }
 
 /** A validated, frozen repair policy. Build it once with {@link createRepairPolicy}. */
@@ -68,6 +81,7 @@ export interface RepairPolicy {
   readonly markSynthetic: boolean;
   readonly orphans: OrphanPolicy;
   readonly misplaced: MisplacedPolicy;
+  readonly target: RepairTarget;
 }
 
 const REPAIR_POLICY = Symbol("tool-call-resilience.RepairPolicy");
@@ -114,7 +128,15 @@ export const repairOptionsShape = {
   markSynthetic: z.boolean().default(true),
   orphans: z.enum(["drop", "keep"]).default("drop"),
   misplaced: z.enum(["regroup", "keep"]).default("regroup"),
+  target: targetSchema().default("any"),
 };
+
+/** The schema of a repair target; the attachments add `"auto"`. */
+export function targetSchema() {
+  return z.enum(REPAIR_TARGETS, {
+    error: `expected one of ${REPAIR_TARGETS.map((target) => `"${target}"`).join(", ")}`,
+  });
+}
 
 const repairOptionsSchema = z.strictObject(repairOptionsShape);
 
@@ -138,6 +160,7 @@ export function policyFrom(options: {
   markSynthetic: boolean;
   orphans: OrphanPolicy;
   misplaced: MisplacedPolicy;
+  target?: RepairTarget;
 }): RepairPolicy {
   const { placeholder } = options;
   const source: PlaceholderSource =
@@ -158,6 +181,7 @@ export function policyFrom(options: {
     markSynthetic: options.markSynthetic,
     orphans: options.orphans,
     misplaced: options.misplaced,
+    target: options.target ?? "any",
   };
   Object.defineProperty(policy, REPAIR_POLICY, { value: true });
   return Object.freeze(policy);
@@ -172,6 +196,7 @@ export function policyFrom(options: {
  * @param options.markSynthetic - mark inserted messages (default `true`)
  * @param options.orphans - `"drop"` (default) or `"keep"`
  * @param options.misplaced - `"regroup"` (default) or `"keep"`
+ * @param options.target - the client the history is repaired for (default `"any"`)
  * @throws {ToolCallResilienceOptionsError} when an option is missing its shape; the message names
  *   each bad option and what it expected.
  *

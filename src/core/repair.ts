@@ -3,22 +3,19 @@
  * well formed; only when it is not does a second pass match results to calls and rebuild it.
  */
 import { ToolMessage } from "@langchain/core/messages";
+import { ToolCallResilienceOptionsError } from "./errors.js";
 import { shieldHistory } from "./hostile.js";
+import { type ExpandedHistory, expandHumanResults } from "./human-results.js";
 import type { PlaceholderReason } from "./locales.js";
 import {
   answeredToolCallIdOf,
-  hasInvalidArguments,
-  hasUnlistedCalls,
-  isToolCallEntry,
+  copyWith,
   MessageKind,
   messageKindOf,
-  toolCallAt,
-  toolCallCountOf,
   toolCallIdOf,
   toolCallNameOf,
   toolMessageNameOf,
   withAnsweredId,
-  withListedToolCalls,
 } from "./messages.js";
 import { findMissingResults, type MissingResultsGroup } from "./missing-results.js";
 import { placeholderText } from "./placeholder.js";
@@ -30,6 +27,22 @@ import {
   type RepairPolicy,
 } from "./policy.js";
 import { firstUnsoundIndex } from "./well-formed.js";
+import {
+  type CallChange,
+  type CallKind,
+  COMPUTER_TOOL_NAME,
+  hasInvalidArguments,
+  isUnsynced,
+  lacksName,
+  listedKindOf,
+  REPAIR_TARGETS,
+  type RepairTarget,
+  readWire,
+  sentCalls,
+  type WireCall,
+  type WireView,
+  withWireChanges,
+} from "./wire.js";
 
 /** What a repair did. */
 export type RepairKind =
@@ -37,6 +50,7 @@ export type RepairKind =
   | "result_moved"
   | "orphan_dropped"
   | "id_assigned"
+  | "name_assigned"
   | "call_listed";
 
 /** One change the engine made to the history. */
@@ -44,13 +58,16 @@ export interface ToolCallRepair {
   readonly kind: RepairKind;
   /** The id of the call concerned (for `id_assigned`, the id it was given). */
   readonly toolCallId: string;
-  /** The tool's name, or `"unknown"`. */
+  /** The tool's name (for `name_assigned`, the name it was given), or `"unknown"`. */
   readonly toolName: string;
   /** Why a placeholder was needed; only on `placeholder_inserted`. */
   readonly reason?: PlaceholderReason;
   /** Index, in the input, of the AI message that made the call (absent for orphans). */
   readonly callIndex?: number;
-  /** Index, in the input, of the tool message moved or dropped. */
+  /**
+   * Index, in the input, of the tool message moved or dropped (for a result that stood as a
+   * `tool_result` block, of the human message that held it).
+   */
   readonly resultIndex?: number;
   /** Index, in the returned messages, of the inserted, moved or copied message (absent for drops). */
   readonly outputIndex?: number;
@@ -76,10 +93,16 @@ export interface RepairContext {
    * that returns it, called only when a placeholder is inserted, and at most once per call.
    */
   readonly locale?: string | (() => string | undefined);
+  /**
+   * The client this call's history is repaired for, overriding the policy's `target`: what the
+   * attachments read from the request's model.
+   */
+  readonly target?: RepairTarget;
 }
 
 /**
- * The name a placeholder carries when its call has none.
+ * The name a placeholder carries when its call has none, and the name a call without one is given
+ * on the copy that is sent.
  *
  * @example
  * ```ts
@@ -98,6 +121,14 @@ export const UNKNOWN_TOOL_NAME = "unknown";
  */
 export const ASSIGNED_ID_PREFIX = "tcr_";
 
+/**
+ * The screenshot a computer call's placeholder answers with: a transparent 1×1 PNG. The Responses
+ * API takes nothing but an image as a `computer_call_output`, so the placeholder's text cannot
+ * travel there; the model sees an empty screen and looks again.
+ */
+export const BLANK_SCREENSHOT =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
 const NO_REPAIRS: readonly ToolCallRepair[] = Object.freeze([]);
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -106,7 +137,10 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * Finds and repairs broken tool-call protocol in a chat history: calls without results get a
  * placeholder tool message in the group right after their AI message; results separated from their
  * call are moved back (`misplaced: "regroup"`); results that answer no call are dropped
- * (`orphans: "drop"`); calls without an id get one.
+ * (`orphans: "drop"`); calls without an id or a name get one.
+ *
+ * Which calls a message makes is read as the target client's converter sends them (the policy's
+ * or the context's `target`): `tool_calls`, raw calls, content blocks, Responses API output items.
  *
  * Pure and synchronous: it never mutates the input or any message in it, and nothing in a history
  * can make it throw. When nothing needs repair it returns the very same array and allocates
@@ -115,7 +149,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * @param messages - the history: LangChain messages or plain objects of the same shape
  * @param policy - a policy from {@link createRepairPolicy}, or options to validate on the spot
  * @param context - per-call settings, such as the locale of this request
- * @throws {ToolCallResilienceOptionsError} only when `policy` is given as invalid options
+ * @throws {ToolCallResilienceOptionsError} only when `policy` is given as invalid options, or the
+ *   context names an unknown target
  *
  * @example A dangling call gets a placeholder right after its AI message
  * ```ts
@@ -136,29 +171,53 @@ export function repairToolCalls<T>(
   context?: RepairContext,
 ): RepairResult<T> {
   const resolved = resolvePolicy(policy);
+  const target = targetOf(resolved, context);
   try {
     // A revoked proxy throws even here.
     if (!Array.isArray(messages)) return { messages: messages as T[], repairs: NO_REPAIRS };
-    return repairReadable(messages, resolved, context);
+    return repairReadable(messages, resolved, context, target);
   } catch {
     // An entry that throws when read (a getter, a proxy): it is no message any client can send,
     // so it is repaired around as junk. Nothing in a history makes the engine throw.
-    return repairAroundUnreadable(messages, resolved, context);
+    return repairAroundUnreadable(messages, resolved, context, target);
   }
+}
+
+const TARGETS: ReadonlySet<unknown> = new Set(REPAIR_TARGETS);
+
+function targetOf(policy: RepairPolicy, context: RepairContext | undefined): RepairTarget {
+  const target = context?.target;
+  if (target === undefined) return policy.target;
+  if (TARGETS.has(target)) return target;
+  throw new ToolCallResilienceOptionsError(
+    [
+      {
+        path: "target",
+        message: `expected one of ${REPAIR_TARGETS.map((name) => `"${name}"`).join(", ")}`,
+      },
+    ],
+    { subject: "repair context" },
+  );
 }
 
 function repairReadable<T>(
   messages: readonly T[],
   resolved: RepairPolicy,
   context: RepairContext | undefined,
+  target: RepairTarget,
 ): RepairResult<T> {
   const start = windowStart(messages.length, resolved.window);
   const keepUnmatched = keepsUnmatchedResults(resolved, start);
-  const unsound = firstUnsoundIndex(messages, start, keepUnmatched);
+  const unsound = firstUnsoundIndex(messages, start, keepUnmatched, target);
   if (unsound === messages.length) return { messages: messages as T[], repairs: NO_REPAIRS };
-  const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound);
-  if (missing !== undefined) return insertPlaceholders(messages, missing, resolved, context);
-  return rebuild(messages, start, unsound, resolved, context);
+  const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound, target);
+  if (missing !== undefined) {
+    return insertPlaceholders(messages, missing, resolved, context, target);
+  }
+  // A result kept where it stood (a stray the clean path let pass) may be the one a later call
+  // lacks: the analysis then reads the whole window.
+  const from = keepUnmatched ? start : unsound;
+  return rebuild(messages, start, from, resolved, context, target);
 }
 
 /**
@@ -169,11 +228,12 @@ function repairAroundUnreadable<T>(
   messages: readonly T[],
   resolved: RepairPolicy,
   context: RepairContext | undefined,
+  target: RepairTarget,
 ): RepairResult<T> {
   try {
     const shielded = shieldHistory(messages);
     if (shielded === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
-    const result = repairReadable(shielded.messages, resolved, context);
+    const result = repairReadable(shielded.messages, resolved, context, target);
     if (result.messages === shielded.messages) {
       return { messages: messages as T[], repairs: NO_REPAIRS };
     }
@@ -195,10 +255,11 @@ function repairAroundUnreadable<T>(
 export function repairToolCallsCarefully<T>(
   messages: readonly T[],
   policy?: RepairPolicy | RepairOptions,
+  context?: RepairContext,
 ): RepairResult<T> {
   const resolved = resolvePolicy(policy);
   const start = windowStart(messages.length, resolved.window);
-  return rebuild(messages, start, start, resolved, undefined);
+  return rebuild(messages, start, start, resolved, context, targetOf(resolved, context));
 }
 
 function resolvePolicy(policy: RepairPolicy | RepairOptions | undefined): RepairPolicy {
@@ -221,16 +282,18 @@ function keepsUnmatchedResults(policy: RepairPolicy, start: number): boolean {
 // ---------------------------------------------------------------------------------------------
 // The repair path: match every result to a call, then rebuild.
 
-/** One distinct call of an AI message, and what answers it. */
+/** One distinct call of an AI message, as the target's client sends it, and what answers it. */
 interface CallSlot {
   readonly owner: AiEntry;
-  /** Its position among the message's calls, as {@link toolCallAt} numbers them. */
-  readonly position: number;
+  /** Its index in the owner's `view.calls`. */
+  readonly wireIndex: number;
+  readonly wire: WireCall;
   readonly id: string;
   /** The id the call had when another call of its message had it first, and it was given `id`. */
   readonly repeatedId: string | undefined;
+  /** Whether the call had no id at all (so a result without one may answer it). */
+  readonly idless: boolean;
   readonly name: string;
-  readonly call: unknown;
   /** Input index of the tool message that answers it, or -1. */
   answeredBy: number;
   /** Whether that tool message stands somewhere other than the group right after the call. */
@@ -244,22 +307,18 @@ interface CallSlot {
 interface AiEntry {
   readonly index: number;
   readonly message: unknown;
-  /** The distinct calls, in call order. */
+  readonly view: WireView;
+  /** The distinct calls the target's client sends, in call order. */
   readonly slots: CallSlot[];
-  /**
-   * Ids given to calls that had none, or whose id an earlier call of the same message already
-   * has, by call position; absent when none was needed.
-   */
-  assignedIds: Map<number, string> | undefined;
-  /** Whether some of its calls are not in `tool_calls` ({@link hasUnlistedCalls}). */
-  readonly unlisted: boolean;
+  /** New ids and names, by index in `view.calls`; empty when none was needed. */
+  readonly changes: Map<number, CallChange>;
+  /** Calls to write into the channels that lack them (`"any"` only), by index in `view.calls`. */
+  readonly sync: number[];
   /** Whether one of its calls has the id of an earlier one, and so a new id. */
   repeatsIds: boolean;
   /** The slots by id, built only for messages with many calls. */
   slotsById: Map<string, CallSlot> | undefined;
 }
-
-const NO_ASSIGNED_IDS: ReadonlyMap<number, string> = new Map();
 
 /** Above this many calls in one message, its slots are looked up in a map rather than a list. */
 const LINEAR_LOOKUP_LIMIT = 8;
@@ -322,6 +381,7 @@ function analyze(
   start: number,
   from: number,
   policy: RepairPolicy,
+  target: RepairTarget,
 ): Analysis {
   const entries = new Map<number, AiEntry>();
   const fates = new Map<number, Fate>();
@@ -331,36 +391,71 @@ function analyze(
   const keepUnmatched = keepsUnmatchedResults(policy, start);
   let needsRepair = false;
   let groupOwner: AiEntry | undefined;
+  /** Results without an id in the current group, waiting to be paired with its id-less calls. */
+  let idlessResults: number[] = [];
+  /** Results that answer no call (yet), in order. */
+  const unmatched: number[] = [];
+  const closeGroup = () => {
+    if (idlessResults.length === 0) return;
+    for (const result of pairIdlessResults(messages, groupOwner, idlessResults)) {
+      unmatched.push(result);
+    }
+    for (const slot of groupOwner?.slots ?? []) {
+      if (slot.idless && slot.answeredBy >= 0) renamed.set(slot.answeredBy, slot.id);
+    }
+    idlessResults = [];
+  };
 
   for (let index = from; index < messages.length; index++) {
     const message = messages[index];
     const kind = messageKindOf(message);
     if (kind === MessageKind.Ai) {
-      groupOwner = collectCalls(message, index, ids);
+      closeGroup();
+      groupOwner = collectCalls(message, index, ids, target);
       if (groupOwner === undefined) continue;
       entries.set(index, groupOwner);
-      if (groupOwner.assignedIds !== undefined || groupOwner.unlisted) needsRepair = true;
+      if (groupOwner.changes.size > 0 || groupOwner.sync.length > 0) needsRepair = true;
       for (const slot of groupOwner.slots) unanswered.add(slot);
       continue;
     }
     if (kind !== MessageKind.Tool) {
+      closeGroup();
       groupOwner = undefined;
       continue;
     }
     const id = answeredToolCallIdOf(message);
-    const slot = id === undefined ? undefined : claimCall(id, groupOwner, unanswered);
-    if (slot !== undefined) {
-      slot.answeredBy = index;
-      slot.misplaced = slot.owner !== groupOwner;
-      if (slot.id !== id) renamed.set(index, slot.id);
-      if (slot.misplaced && policy.misplaced === "regroup") {
-        fates.set(index, Fate.Consumed);
-        needsRepair = true;
-      }
-    } else if (!keepUnmatched) {
-      fates.set(index, Fate.Dropped);
+    if (id === undefined) {
+      if (groupOwner?.slots.some((slot) => slot.idless)) idlessResults.push(index);
+      else unmatched.push(index);
+      continue;
+    }
+    const slot = claimCall(id, groupOwner, unanswered);
+    if (slot === undefined) {
+      unmatched.push(index);
+      continue;
+    }
+    slot.answeredBy = index;
+    slot.misplaced = slot.owner !== groupOwner;
+    if (slot.id !== id) renamed.set(index, slot.id);
+    if (slot.misplaced && policy.misplaced === "regroup") {
+      fates.set(index, Fate.Consumed);
       needsRepair = true;
     }
+  }
+  closeGroup();
+  // A result before its call is moved after it; never with `misplaced: "keep"`, where it could
+  // not answer the call where it stands, nor with a window that leaves messages out, where its
+  // call may lie before the window.
+  if (start === 0 && policy.misplaced === "regroup") {
+    for (const slot of claimEarlyResults(messages, entries, unmatched)) {
+      fates.set(slot.answeredBy, Fate.Consumed);
+      needsRepair = true;
+    }
+  }
+  for (const result of unmatched) {
+    if (keepUnmatched || fates.has(result) || isClaimed(entries, result)) continue;
+    fates.set(result, Fate.Dropped);
+    needsRepair = true;
   }
   if (!needsRepair) {
     for (const entry of entries.values()) {
@@ -368,6 +463,92 @@ function analyze(
     }
   }
   return { entries, fates, renamed, needsRepair };
+}
+
+function isClaimed(entries: ReadonlyMap<number, AiEntry>, result: number): boolean {
+  for (const entry of entries.values()) {
+    for (const slot of entry.slots) if (slot.answeredBy === result) return true;
+  }
+  return false;
+}
+
+/**
+ * Pairs the results without an id in an AI message's group with its calls that had none: in
+ * order when there are as many of each (ToolNode answers in call order), otherwise by tool name
+ * where exactly one call has the result's name. Returns the results left unpaired.
+ */
+function pairIdlessResults(
+  messages: readonly unknown[],
+  owner: AiEntry | undefined,
+  results: readonly number[],
+): number[] {
+  const calls = owner?.slots.filter((slot) => slot.idless && slot.answeredBy < 0) ?? [];
+  if (calls.length === results.length) {
+    results.forEach((result, position) => {
+      (calls[position] as CallSlot).answeredBy = result;
+    });
+    return [];
+  }
+  const left: number[] = [];
+  for (const result of results) {
+    const name = toolMessageNameOf(messages[result]);
+    const named = calls.filter((slot) => slot.answeredBy < 0 && slot.name === name);
+    const sameName = results.filter((other) => toolMessageNameOf(messages[other]) === name);
+    if (name !== undefined && named.length === 1 && sameName.length === 1) {
+      (named[0] as CallSlot).answeredBy = result;
+    } else {
+      left.push(result);
+    }
+  }
+  return left;
+}
+
+/**
+ * Results that stand before their call: a result that answered nothing where it stood answers the
+ * later call with its id when that id is on one call and one result of the history alone. Returns
+ * the slots so answered (each marked misplaced).
+ */
+function claimEarlyResults(
+  messages: readonly unknown[],
+  entries: ReadonlyMap<number, AiEntry>,
+  unmatched: readonly number[],
+): CallSlot[] {
+  if (unmatched.length === 0) return [];
+  const callsById = new Map<string, CallSlot[]>();
+  for (const entry of entries.values()) {
+    for (const slot of entry.slots) {
+      if (slot.repeatedId !== undefined || slot.idless) continue;
+      const list = callsById.get(slot.id);
+      if (list === undefined) callsById.set(slot.id, [slot]);
+      else list.push(slot);
+    }
+  }
+  const claimed: CallSlot[] = [];
+  let resultCounts: Map<string, number> | undefined;
+  for (const result of unmatched) {
+    const id = answeredToolCallIdOf(messages[result]);
+    if (id === undefined) continue;
+    const calls = callsById.get(id);
+    if (calls === undefined || calls.length !== 1) continue;
+    const slot = calls[0] as CallSlot;
+    if (slot.answeredBy >= 0 || slot.owner.index < result) continue;
+    resultCounts ??= countResults(messages);
+    if (resultCounts.get(id) !== 1) continue;
+    slot.answeredBy = result;
+    slot.misplaced = true;
+    claimed.push(slot);
+  }
+  return claimed;
+}
+
+function countResults(messages: readonly unknown[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (let index = 0; index < messages.length; index++) {
+    if (messageKindOf(messages[index]) !== MessageKind.Tool) continue;
+    const id = answeredToolCallIdOf(messages[index]);
+    if (id !== undefined) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
 }
 
 /**
@@ -401,10 +582,9 @@ class AssignedIds {
       const message = this.#messages[index];
       const answered = answeredToolCallIdOf(message);
       if (answered !== undefined) taken.add(answered);
-      const callCount = toolCallCountOf(message);
-      for (let position = 0; position < callCount; position++) {
-        const id = toolCallIdOf(toolCallAt(message, position));
-        if (id !== undefined) taken.add(id);
+      if (messageKindOf(message) !== MessageKind.Ai) continue;
+      for (const call of readWire(message)?.calls ?? []) {
+        if (call.id !== undefined) taken.add(call.id);
       }
     }
     this.#taken = taken;
@@ -413,44 +593,58 @@ class AssignedIds {
 }
 
 /**
- * The calls of an AI message, each with an id of its own: a call without an id, or with the id of
- * an earlier call of the same message, is given a new one. Providers that count calls (Gemini)
- * want a result for each of two calls that share an id, and one result cannot name both.
+ * The calls of an AI message that the target's client sends, each with an id of its own and a
+ * name: a call without an id, or with the id of an earlier call of the same message, is given a
+ * new one (providers that count calls, like Gemini, want a result for each of two calls that
+ * share an id, and one result cannot name both); a call a channel sends without a name is given
+ * one. For `"any"`, calls that not every client sends are marked to be written where they lack.
  */
-function collectCalls(ai: unknown, index: number, ids: AssignedIds): AiEntry | undefined {
-  const callCount = toolCallCountOf(ai);
-  if (callCount === 0) return undefined;
+function collectCalls(
+  ai: unknown,
+  index: number,
+  ids: AssignedIds,
+  target: RepairTarget,
+): AiEntry | undefined {
+  const view = readWire(ai);
+  if (view === undefined || view.calls.length === 0) return undefined;
+  const sent = sentCalls(view, target, ai);
+  if (sent.length === 0) return undefined;
   const entry: AiEntry = {
     index,
     message: ai,
+    view,
     slots: [],
-    assignedIds: undefined,
+    changes: new Map(),
+    sync: [],
     slotsById: undefined,
-    unlisted: hasUnlistedCalls(ai),
     repeatsIds: false,
   };
-  for (let position = 0; position < callCount; position++) {
-    const call = toolCallAt(ai, position);
-    if (!isToolCallEntry(call)) continue;
-    let id = toolCallIdOf(call);
+  for (const wire of sent) {
+    const wireIndex = view.calls.indexOf(wire);
+    let id = wire.id;
     let repeatedId: string | undefined;
     if (id !== undefined && ownSlot(entry, id) !== undefined) {
       repeatedId = id;
       entry.repeatsIds = true;
       id = undefined;
     }
+    const change: Mutable<CallChange> = {};
     if (id === undefined) {
-      id = ids.next(index, position);
-      entry.assignedIds ??= new Map();
-      entry.assignedIds.set(position, id);
+      id = ids.next(index, wireIndex);
+      change.id = id;
     }
+    const name = wire.name ?? (wire.kind === "computer" ? COMPUTER_TOOL_NAME : UNKNOWN_TOOL_NAME);
+    if (lacksName(ai, view, wire, target)) change.name = name;
+    if (change.id !== undefined || change.name !== undefined) entry.changes.set(wireIndex, change);
+    if (target === "any" && isUnsynced(view, wire, ai)) entry.sync.push(wireIndex);
     const slot: CallSlot = {
       owner: entry,
-      position,
+      wireIndex,
+      wire,
       id,
       repeatedId,
-      name: toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME,
-      call,
+      idless: wire.id === undefined,
+      name,
       answeredBy: -1,
       misplaced: false,
       laterWithSameId: undefined,
@@ -496,10 +690,6 @@ function claimCall(
   return unanswered.earliest(id);
 }
 
-function reasonOf(message: unknown, call: unknown): PlaceholderReason {
-  return hasInvalidArguments(message, call) ? "invalid_arguments" : "interrupted";
-}
-
 /**
  * The locale of this call: the context's (a resolver runs here, once; if it throws, the policy's
  * stands in), else the policy's.
@@ -514,10 +704,22 @@ function localeOf(context: RepairContext | undefined, policy: RepairPolicy): str
   }
 }
 
+/** A call to answer with a placeholder: where it was made, and what it is. */
+interface DanglingCall {
+  /** Index, in the input, of its AI message. */
+  readonly aiIndex: number;
+  readonly id: string;
+  readonly name: string;
+  readonly reason: PlaceholderReason;
+  /** How the target's client sends it, and so what shape its answer takes. */
+  readonly kind: CallKind;
+}
+
 /** Makes placeholders, and keeps the list of repairs: one for each placeholder, and the others. */
 class RepairLog {
   readonly #policy: RepairPolicy;
   readonly #context: RepairContext | undefined;
+  readonly #target: RepairTarget;
   readonly #repairs: ToolCallRepair[];
   #written = 0;
   /** The locale of this call, resolved at the first placeholder. */
@@ -528,9 +730,15 @@ class RepairLog {
    * Writes to `repairs` from its start: an empty list, or one made to the length it will reach
    * (an empty list that is pushed to reserves room for 17 at once).
    */
-  constructor(policy: RepairPolicy, context: RepairContext | undefined, repairs: ToolCallRepair[]) {
+  constructor(
+    policy: RepairPolicy,
+    context: RepairContext | undefined,
+    target: RepairTarget,
+    repairs: ToolCallRepair[],
+  ) {
     this.#policy = policy;
     this.#context = context;
+    this.#target = target;
     this.#repairs = repairs;
   }
 
@@ -538,19 +746,9 @@ class RepairLog {
     this.#repairs[this.#written++] = repair;
   }
 
-  /**
-   * The placeholder for the call `call` (id `id`, tool `name`) of the AI message at `aiIndex`,
-   * which the caller writes at `outputIndex`.
-   */
-  placeholder(
-    ai: unknown,
-    aiIndex: number,
-    call: unknown,
-    id: string,
-    name: string,
-    outputIndex: number,
-  ): ToolMessage {
-    const reason = reasonOf(ai, call);
+  /** The placeholder for a dangling call, which the caller writes at `outputIndex`. */
+  placeholder(call: DanglingCall, outputIndex: number): ToolMessage {
+    const { id, name, reason } = call;
     if (!this.#localeResolved) {
       this.#locale = localeOf(this.#context, this.#policy);
       this.#localeResolved = true;
@@ -565,13 +763,21 @@ class RepairLog {
       toolCallId: id,
       toolName: name,
       reason,
-      callIndex: aiIndex,
+      callIndex: call.aiIndex,
       outputIndex,
     };
     if (error !== undefined) repair.placeholderError = error;
     this.record(repair);
-    return createPlaceholder(id, name, reason, text, this.#policy.markSynthetic);
+    return createPlaceholder(call, text, answerKindOf(call.kind, this.#target), this.#policy);
   }
+}
+
+/**
+ * The shape a placeholder's answer takes: the Responses API wants a custom tool call or a computer
+ * call answered by an output of its own type; every other client receives both as function calls.
+ */
+function answerKindOf(kind: CallKind, target: RepairTarget): CallKind {
+  return target === "openai-completions" || target === "anthropic" ? "function" : kind;
 }
 
 /**
@@ -584,6 +790,7 @@ function insertPlaceholders<T>(
   groups: readonly MissingResultsGroup[],
   policy: RepairPolicy,
   context: RepairContext | undefined,
+  target: RepairTarget,
 ): RepairResult<T> {
   const first = groups[0];
   if (first === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
@@ -594,7 +801,7 @@ function insertPlaceholders<T>(
   const output: unknown[] = new Array(messages.length + missing);
   let written = 0;
   const repairs: ToolCallRepair[] = new Array(missing);
-  const log = new RepairLog(policy, context, repairs);
+  const log = new RepairLog(policy, context, target, repairs);
   let copied = 0;
   for (const group of groups) {
     for (let index = copied; index <= group.aiIndex; index++) output[written++] = messages[index];
@@ -608,10 +815,20 @@ function insertPlaceholders<T>(
         if (!keepOrder) output[written++] = messages[result];
         continue;
       }
-      const call = group.calls[position];
+      const call = group.calls[position] as Record<string, unknown>;
       const id = toolCallIdOf(call) as string;
-      const name = toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME;
-      output[written] = log.placeholder(ai, group.aiIndex, call, id, name, written);
+      const kind = listedKindOf(call, undefined);
+      const listed = { id, name: undefined, kind, listed: position, raw: -1, block: -1, item: -1 };
+      const dangling: DanglingCall = {
+        aiIndex: group.aiIndex,
+        id,
+        name: toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME,
+        reason: hasInvalidArguments(ai, { ...listed, source: call })
+          ? "invalid_arguments"
+          : "interrupted",
+        kind,
+      };
+      output[written] = log.placeholder(dangling, written);
       written++;
     }
     copied = keepOrder ? group.aiIndex + 1 : group.end;
@@ -621,33 +838,61 @@ function insertPlaceholders<T>(
 }
 
 function rebuild<T>(
-  messages: readonly T[],
+  input: readonly T[],
   start: number,
   from: number,
   policy: RepairPolicy,
   context: RepairContext | undefined,
+  target: RepairTarget,
 ): RepairResult<T> {
-  const { entries, fates, renamed, needsRepair } = analyze(messages, start, from, policy);
+  // Anthropic results in human messages are read, and written, as tool messages.
+  const expanded: ExpandedHistory | undefined = expandHumanResults(input, from);
+  const messages: readonly unknown[] = expanded?.messages ?? input;
+  const inputIndexOf = (index: number) => expanded?.origin[index] ?? index;
+  const isExtracted = (message: unknown) => expanded?.extracted.has(message) === true;
+  const analysis = analyze(messages, start, from, policy, target);
+  const { entries, fates, renamed } = analysis;
   const resultAt = (index: number) => {
     const id = renamed.get(index);
     return id === undefined ? messages[index] : withAnsweredId(messages[index], id);
   };
-  if (!needsRepair) return { messages: messages as T[], repairs: NO_REPAIRS };
+  if (!analysis.needsRepair && expanded === undefined) {
+    return { messages: input as T[], repairs: NO_REPAIRS };
+  }
 
   const output: unknown[] = messages.slice(0, from);
   const repairs: ToolCallRepair[] = [];
-  const log = new RepairLog(policy, context, repairs);
+  const log = new RepairLog(policy, context, target, repairs);
   const emitPlaceholder = (slot: CallSlot) =>
     output.push(
       log.placeholder(
-        slot.owner.message,
-        slot.owner.index,
-        slot.call,
-        slot.id,
-        slot.name,
+        {
+          aiIndex: inputIndexOf(slot.owner.index),
+          id: slot.id,
+          name: slot.name,
+          reason: hasInvalidArguments(slot.owner.message, slot.wire)
+            ? "invalid_arguments"
+            : "interrupted",
+          kind: slot.wire.kind,
+        },
         output.length,
       ),
     );
+  /** Emits a result; one that stood as a block in a human message is recorded as moved. */
+  const emitResult = (index: number, slot: CallSlot | undefined) => {
+    const message = messages[index];
+    if ((slot?.misplaced === true && policy.misplaced === "regroup") || isExtracted(message)) {
+      log.record({
+        kind: "result_moved",
+        toolCallId: slot?.id ?? answeredToolCallIdOf(message) ?? "",
+        toolName: slot?.name ?? toolMessageNameOf(message) ?? UNKNOWN_TOOL_NAME,
+        ...(slot === undefined ? {} : { callIndex: inputIndexOf(slot.owner.index) }),
+        resultIndex: inputIndexOf(index),
+        outputIndex: output.length,
+      });
+    }
+    output.push(resultAt(index));
+  };
 
   for (let index = from; index < messages.length; index++) {
     const fate = fates.get(index);
@@ -657,42 +902,19 @@ function rebuild<T>(
         kind: "orphan_dropped",
         toolCallId: answeredToolCallIdOf(message) ?? "",
         toolName: toolMessageNameOf(message) ?? UNKNOWN_TOOL_NAME,
-        resultIndex: index,
+        resultIndex: inputIndexOf(index),
       });
       continue;
     }
     if (fate === Fate.Consumed) continue;
     const entry = entries.get(index);
     if (entry === undefined) {
-      output.push(resultAt(index));
+      if (isExtracted(message)) emitResult(index, undefined);
+      else output.push(resultAt(index));
       continue;
     }
-    const assignedIds = entry.assignedIds ?? NO_ASSIGNED_IDS;
-    for (const [position, id] of assignedIds) {
-      log.record({
-        kind: "id_assigned",
-        toolCallId: id,
-        toolName: toolCallNameOf(toolCallAt(message, position)) ?? UNKNOWN_TOOL_NAME,
-        callIndex: index,
-        outputIndex: output.length,
-      });
-    }
-    if (entry.unlisted) {
-      // Every call is listed in the copy; those that were not are recorded, in call order.
-      const listed = (message as { tool_calls?: unknown }).tool_calls;
-      const listedCount = Array.isArray(listed) ? listed.length : 0;
-      for (const slot of entry.slots) {
-        if (slot.position < listedCount) continue;
-        log.record({
-          kind: "call_listed",
-          toolCallId: slot.id,
-          toolName: slot.name,
-          callIndex: index,
-          outputIndex: output.length,
-        });
-      }
-    }
-    output.push(withListedToolCalls(message, assignedIds));
+    const written = writeCalls(entry, log, inputIndexOf(index), output.length);
+    output.push(written);
 
     if (policy.misplaced === "keep") {
       // As the original design: placeholders directly after the AI message, nothing else moves.
@@ -707,21 +929,57 @@ function rebuild<T>(
         emitPlaceholder(slot);
         continue;
       }
-      if (slot.misplaced) {
-        log.record({
-          kind: "result_moved",
-          toolCallId: slot.id,
-          toolName: slot.name,
-          callIndex: index,
-          resultIndex: slot.answeredBy,
-          outputIndex: output.length,
-        });
-      }
       fates.set(slot.answeredBy, Fate.Consumed);
-      output.push(resultAt(slot.answeredBy));
+      emitResult(slot.answeredBy, slot);
     }
   }
   return { messages: output as Array<T | ToolMessage>, repairs };
+}
+
+/**
+ * The AI message as it is sent: with new ids and names written to every channel of each call,
+ * and (for `"any"`) every call written where a client lacked it. Records those repairs.
+ */
+function writeCalls(
+  entry: AiEntry,
+  log: RepairLog,
+  callIndex: number,
+  outputIndex: number,
+): unknown {
+  const { view } = entry;
+  for (const slot of entry.slots) {
+    const change = entry.changes.get(slot.wireIndex);
+    if (change?.id !== undefined) {
+      log.record({
+        kind: "id_assigned",
+        toolCallId: change.id,
+        toolName: slot.name,
+        callIndex,
+        outputIndex,
+      });
+    }
+    if (change?.name !== undefined) {
+      log.record({
+        kind: "name_assigned",
+        toolCallId: slot.id,
+        toolName: change.name,
+        callIndex,
+        outputIndex,
+      });
+    }
+  }
+  const written = withWireChanges(entry.message, view, entry.changes, entry.sync, copyWith);
+  for (const wireIndex of written.listed) {
+    const slot = entry.slots.find((candidate) => candidate.wireIndex === wireIndex);
+    log.record({
+      kind: "call_listed",
+      toolCallId: slot?.id ?? "",
+      toolName: slot?.name ?? UNKNOWN_TOOL_NAME,
+      callIndex,
+      outputIndex,
+    });
+  }
+  return written.message;
 }
 
 /**
@@ -743,21 +1001,28 @@ export const SYNTHETIC_MARKER = "synthetic";
  */
 export const SYNTHETIC_REASON_KEY = "synthetic_reason";
 
+/**
+ * A placeholder tool message. For the Responses API, a custom tool call's placeholder carries the
+ * marker ChatOpenAI sends as a `custom_tool_call_output` (`additional_kwargs.customTool`), and a
+ * computer call's the one it sends as a `computer_call_output` (`additional_kwargs.type`), with a
+ * blank screenshot, the only content such an output can have.
+ */
 function createPlaceholder(
-  id: string,
-  name: string,
-  reason: PlaceholderReason,
+  call: DanglingCall,
   text: string,
-  markSynthetic: boolean,
+  answerKind: CallKind,
+  policy: RepairPolicy,
 ): ToolMessage {
   const fields: ConstructorParameters<typeof ToolMessage>[0] & object = {
-    content: text,
-    tool_call_id: id,
-    name,
+    content: answerKind === "computer" ? BLANK_SCREENSHOT : text,
+    tool_call_id: call.id,
+    name: call.name,
     status: "error",
   };
-  if (markSynthetic) {
-    fields.response_metadata = { [SYNTHETIC_MARKER]: true, [SYNTHETIC_REASON_KEY]: reason };
+  if (answerKind === "custom") fields.additional_kwargs = { customTool: true };
+  if (answerKind === "computer") fields.additional_kwargs = { type: "computer_call_output" };
+  if (policy.markSynthetic) {
+    fields.response_metadata = { [SYNTHETIC_MARKER]: true, [SYNTHETIC_REASON_KEY]: call.reason };
   }
   return new ToolMessage(fields);
 }

@@ -19,6 +19,7 @@ export function countRepairs(repairs: readonly ToolCallRepair[]): RepairCounts {
     result_moved: 0,
     orphan_dropped: 0,
     id_assigned: 0,
+    name_assigned: 0,
     call_listed: 0,
   };
   for (const repair of repairs) counts[repair.kind]++;
@@ -49,6 +50,9 @@ export function describeRepairs(repairs: readonly ToolCallRepair[]): string {
   }
   if (counts.id_assigned > 0) {
     parts.push(`assigned ${counts.id_assigned} missing or repeated tool call id(s)`);
+  }
+  if (counts.name_assigned > 0) {
+    parts.push(`named ${counts.name_assigned} tool call(s) that had no name`);
   }
   if (counts.call_listed > 0) {
     parts.push(

@@ -5,16 +5,16 @@
  * results in another order than their calls with duplicates) is reported as where the careful
  * analysis must start, and that analysis decides.
  */
+import { hasResultBlocks, leadingResultIdsOf } from "./human-results.js";
+import { answeredToolCallIdOf, MessageKind, messageKindOf } from "./messages.js";
 import {
-  answeredToolCallIdOf,
-  hasUnlistedCalls,
-  isToolCallEntry,
-  MessageKind,
-  messageKindOf,
-  toolCallAt,
-  toolCallCountOf,
-  toolCallIdOf,
-} from "./messages.js";
+  isUnsynced,
+  lacksName,
+  type RepairTarget,
+  readWire,
+  sentCalls,
+  type WireCall,
+} from "./wire.js";
 
 type Fields = Record<string, unknown>;
 
@@ -28,8 +28,12 @@ export const NESTED_LOOP_LIMIT = 32;
  * The index of the first message from `start` on where the history may break the tool-call
  * protocol, or `messages.length` when it does not: every AI message's calls are answered by the
  * tool messages directly after it, once each, and every one of its calls is listed in `tool_calls`
- * with an id of its own. A tool message that answers no call of its group (a stray) is accepted
- * only with `keepStrays`; otherwise its index, or its group's, is returned.
+ * with an id of its own and a name. A tool message that answers no call of its group (a stray) is
+ * accepted only with `keepStrays`; otherwise its index, or its group's, is returned. Which calls
+ * a message makes is read as `target`'s client sends them (`wire.ts`); for `"any"`, every client
+ * must send the same calls. Anthropic `tool_result` blocks in a human message answer the calls
+ * before it for `"anthropic"` alone, when they are that message's whole group; anywhere else they
+ * need a repair (or are strays).
  *
  * Everything before the returned index is well formed, and no later message can change that:
  * results only ever answer calls made before them, and every call before the index is answered.
@@ -44,6 +48,7 @@ export function firstUnsoundIndex(
   messages: readonly unknown[],
   start: number,
   keepStrays: boolean,
+  target: RepairTarget = "any",
 ): number {
   // One loop with the usual fields read directly: it runs for every message before every model
   // call, where a helper call or a second read per message shows (BENCHMARKS.md). Anything
@@ -61,7 +66,15 @@ export function firstUnsoundIndex(
     }
     const type = message.type;
     if (type !== "ai") {
-      if (type === "human" || type === "system") {
+      if (type === "system") {
+        index++;
+        continue;
+      }
+      if (type === "human") {
+        // Results in a human message's blocks, where no call of its own group awaits them.
+        if (!keepStrays && Array.isArray(message.content) && hasResultBlocks(message)) {
+          return index === lastGroupEnd ? lastGroup : index;
+        }
         index++;
         continue;
       }
@@ -69,15 +82,20 @@ export function firstUnsoundIndex(
       if (kind === MessageKind.Tool && !keepStrays)
         return index === lastGroupEnd ? lastGroup : index;
       if (kind !== MessageKind.Ai) {
+        if (!keepStrays && hasResultBlocks(message)) {
+          return index === lastGroupEnd ? lastGroup : index;
+        }
         index++;
         continue;
       }
     }
     const calls = message.tool_calls as readonly unknown[];
     const hasBlocks = Array.isArray(message.content);
+    // Responses API output items, sent instead of tool_calls; real ones come with content blocks.
+    const output = (message.response_metadata as Fields | null | undefined)?.output;
     // Calls listed in `tool_calls` alone: with content blocks, calls may also stand there.
-    const listedOnly = Array.isArray(calls) && calls.length > 0 && !hasBlocks;
-    if (!listedOnly && !hasBlocks) {
+    const listedOnly = Array.isArray(calls) && calls.length > 0 && !hasBlocks && output == null;
+    if (!listedOnly && !hasBlocks && output == null) {
       // No listed calls and no content blocks: an answer, unless raw calls make calls after all.
       // A tool message after it answers nothing, and the loop treats it as it would after a human.
       const raw = (message.additional_kwargs as Fields | null | undefined)?.tool_calls;
@@ -85,6 +103,11 @@ export function firstUnsoundIndex(
         index++;
         continue;
       }
+    }
+    if (!listedOnly && makesNoCalls(message)) {
+      // A text answer with content blocks (Anthropic, the Responses API, v1): nothing to answer.
+      index++;
+      continue;
     }
     const groupStart = index + 1;
     if (listedOnly) {
@@ -103,9 +126,16 @@ export function firstUnsoundIndex(
     const answered =
       listedOnly && calls.length <= NESTED_LOOP_LIMIT
         ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
-        : groupAnswersCallsAt(messages, message, groupStart, groupEnd, keepStrays);
-    if (!answered) return index;
-    index = groupEnd;
+        : groupAnswersWireCalls(messages, message, groupStart, groupEnd, keepStrays, target);
+    if (answered) {
+      index = groupEnd;
+      continue;
+    }
+    if (target === "anthropic" && groupEnd === groupStart && humanAnswersGroup(messages, index)) {
+      index = groupStart + 1;
+      continue;
+    }
+    return index;
   }
   return end;
 }
@@ -126,8 +156,11 @@ function resultsInCallOrder(
   let lastCharacters = 0;
   for (let position = 0; position < count; position++) {
     // A junk entry (null, a primitive) has no string id.
-    const id = (calls[position] as Fields | null | undefined)?.id;
+    const call = calls[position] as Fields | null | undefined;
+    const id = call?.id;
     if (typeof id !== "string" || id === "") return -1;
+    const name = (call as Fields).name;
+    if (typeof name !== "string" || name === "") return -1;
     const result = messages[groupStart + position] as Fields | null | undefined;
     if (result?.type !== "tool" || result.tool_call_id !== id) return -1;
     if (count === 1) break;
@@ -195,6 +228,7 @@ function groupAnswersListedCalls(
     }
     const id = call.id;
     if (typeof id !== "string" || id === "") return false;
+    if (typeof call.name !== "string" || call.name === "") return false;
     // Every message of the group is a tool message, so an object.
     const inOrder = groupStart + position;
     if (inOrder < groupEnd && (messages[inOrder] as Fields).tool_call_id === id) continue;
@@ -219,55 +253,67 @@ export function idsAreDistinct(calls: readonly unknown[]): boolean {
   return true;
 }
 
+/** The content block types that are calls: Anthropic `tool_use` (v0) and `tool_call` (v1). */
+function isCallBlock(block: unknown): boolean {
+  const type = (block as Fields | null | undefined)?.type;
+  return type === "tool_use" || type === "tool_call";
+}
+
+const CALL_ITEM_TYPES: ReadonlySet<unknown> = new Set([
+  "function_call",
+  "custom_tool_call",
+  "computer_call",
+]);
+
 /**
- * The same check through the careful readers, call by call: for calls in the raw list or in
- * content blocks, junk entries, and very many calls.
+ * Whether an AI message makes no call in any channel a client reads, without allocating: no
+ * `tool_calls`, no raw calls, no call blocks, no call items in its output.
  */
-function groupAnswersCallsAt(
-  messages: readonly unknown[],
-  ai: unknown,
-  groupStart: number,
-  groupEnd: number,
-  keepStrays: boolean,
-): boolean {
-  if (hasUnlistedCalls(ai)) return false;
-  const callCount = toolCallCountOf(ai);
-  if (callCount > NESTED_LOOP_LIMIT) {
-    return groupAnswersManyCalls(messages, ai, callCount, groupStart, groupEnd, keepStrays);
+function makesNoCalls(message: Fields): boolean {
+  const calls = message.tool_calls;
+  if (Array.isArray(calls) && calls.length > 0) return false;
+  const raw = (message.additional_kwargs as Fields | null | undefined)?.tool_calls;
+  if (Array.isArray(raw) && raw.length > 0) return false;
+  const content = message.content;
+  if (Array.isArray(content)) {
+    for (let index = 0; index < content.length; index++) {
+      if (isCallBlock(content[index])) return false;
+    }
   }
-  for (let position = 0; position < callCount; position++) {
-    const call = toolCallAt(ai, position);
-    if (!isToolCallEntry(call)) continue;
-    const id = toolCallIdOf(call);
-    if (id === undefined || !groupHasResult(messages, id, groupStart, groupEnd)) return false;
-    if (makesCall(ai, id, position)) return false; // an id made twice
-  }
-  if (keepStrays) return true;
-  for (let result = groupStart; result < groupEnd; result++) {
-    const id = answeredToolCallIdOf(messages[result]);
-    if (id === undefined || !makesCall(ai, id, callCount)) return false;
-    if (groupHasResult(messages, id, groupStart, result)) return false; // answered twice
+  const output = (message.response_metadata as Fields | null | undefined)?.output;
+  if (Array.isArray(output)) {
+    for (let index = 0; index < output.length; index++) {
+      if (CALL_ITEM_TYPES.has((output[index] as Fields | null | undefined)?.type)) return false;
+    }
   }
   return true;
 }
 
-/** The same check for a message with very many parallel calls, linear instead of quadratic. */
-function groupAnswersManyCalls(
+/**
+ * The same check through the wire readers (`wire.ts`), for calls in content blocks, output items
+ * or the raw list, junk entries and very many calls: the calls `target`'s client sends, each with
+ * an id of its own and a name, each answered once in the group. For `"any"`, every client must
+ * send the same calls.
+ */
+function groupAnswersWireCalls(
   messages: readonly unknown[],
   ai: unknown,
-  callCount: number,
   groupStart: number,
   groupEnd: number,
   keepStrays: boolean,
+  target: RepairTarget,
 ): boolean {
+  const view = readWire(ai);
+  if (view === undefined) return false;
+  const calls = sentCalls(view, target, ai);
   const unanswered = new Set<string>();
-  for (let position = 0; position < callCount; position++) {
-    const call = toolCallAt(ai, position);
-    if (!isToolCallEntry(call)) continue;
-    const id = toolCallIdOf(call);
-    if (id === undefined || unanswered.has(id)) return false;
-    unanswered.add(id);
+  for (const call of calls) {
+    if (call.id === undefined || unanswered.has(call.id)) return false;
+    if (lacksName(ai, view, call, target)) return false;
+    if (target === "any" && isUnsynced(view, call, ai)) return false;
+    unanswered.add(call.id);
   }
+  // A call no client sends whose id a result names: the result answers nothing on the wire.
   for (let result = groupStart; result < groupEnd; result++) {
     const id = answeredToolCallIdOf(messages[result]);
     const answersCall = id !== undefined && unanswered.delete(id);
@@ -276,22 +322,24 @@ function groupAnswersManyCalls(
   return unanswered.size === 0;
 }
 
-function groupHasResult(
-  messages: readonly unknown[],
-  id: string,
-  from: number,
-  to: number,
-): boolean {
-  for (let index = from; index < to; index++) {
-    if (answeredToolCallIdOf(messages[index]) === id) return true;
+/**
+ * For Anthropic: whether the message right after this AI message is a human message whose leading
+ * `tool_result` blocks answer each call ChatAnthropic sends of it once, and nothing else.
+ */
+function humanAnswersGroup(messages: readonly unknown[], aiIndex: number): boolean {
+  const ids = leadingResultIdsOf(messages[aiIndex + 1]);
+  if (ids === undefined) return false;
+  const ai = messages[aiIndex];
+  const view = readWire(ai);
+  if (view === undefined) return false;
+  const calls: readonly WireCall[] = sentCalls(view, "anthropic", ai);
+  if (calls.length !== ids.length) return false;
+  const unanswered = new Set<string>();
+  for (const call of calls) {
+    if (call.id === undefined || unanswered.has(call.id)) return false;
+    if (lacksName(ai, view, call, "anthropic")) return false;
+    unanswered.add(call.id);
   }
-  return false;
-}
-
-/** Whether one of the first `callCount` calls of this AI message has this id. */
-function makesCall(ai: unknown, id: string, callCount: number): boolean {
-  for (let call = 0; call < callCount; call++) {
-    if (toolCallIdOf(toolCallAt(ai, call)) === id) return true;
-  }
-  return false;
+  for (const id of ids) if (!unanswered.delete(id)) return false;
+  return true;
 }

@@ -116,7 +116,8 @@ export const modelMessageFormat = groupedFormat({
     return part;
   },
   resultPieceWithId: (part, toolCallId) => ({ ...fieldsOf(part), toolCallId }),
-  callsWithIds: (message, ids) => withCallIds(message, ids, isCall, "toolCallId"),
+  callsWithIds: (message, ids, names) =>
+    withCallIds(message, ids, names, isCall, { id: "toolCallId", name: "toolName" }),
 });
 
 /**

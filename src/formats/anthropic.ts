@@ -89,7 +89,8 @@ export const anthropicFormat = groupedFormat({
     is_error: true,
   }),
   resultPieceWithId: (block, toolCallId) => ({ ...fieldsOf(block), tool_use_id: toolCallId }),
-  callsWithIds: (message, ids) => withCallIds(message, ids, isCall, "id"),
+  callsWithIds: (message, ids, names) =>
+    withCallIds(message, ids, names, isCall, { id: "id", name: "name" }),
 });
 
 /**

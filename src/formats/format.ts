@@ -57,12 +57,16 @@ export type RepairedItem<M> =
   | { readonly kind: "message"; readonly message: M }
   /** One part of a native message, unchanged, whose message was split or changed around it. */
   | { readonly kind: "part"; readonly message: M; readonly part: number }
-  /** An assistant part whose calls get new ids, in call order (`ids[k]` for its k-th call). */
+  /**
+   * An assistant part whose calls get new ids or names, in call order (`ids[k]` and `names[k]`
+   * for its k-th call; a call that had a name keeps it).
+   */
   | {
       readonly kind: "renamed_calls";
       readonly message: M;
       readonly part: number;
       readonly ids: readonly string[];
+      readonly names: readonly string[];
     }
   /** A result part that answers its call under a new id. */
   | {
@@ -394,12 +398,15 @@ function renamed<M>(entry: Partial<View>, message: M, origin: Origin): RepairedI
       toolCallId: String(entry.tool_call_id),
     };
   }
-  const calls = Array.isArray(entry.tool_calls) ? (entry.tool_calls as { id?: unknown }[]) : [];
+  const calls = Array.isArray(entry.tool_calls)
+    ? (entry.tool_calls as { id?: unknown; name?: unknown }[])
+    : [];
   return {
     kind: "renamed_calls",
     message,
     part: origin.part,
     ids: calls.map((call) => String(call.id)),
+    names: calls.map((call) => String(call.name)),
   };
 }
 

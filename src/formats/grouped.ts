@@ -30,8 +30,8 @@ export interface GroupedFormat {
   messageWith(pieces: readonly unknown[], source: unknown): unknown;
   placeholderPiece(placeholder: PlaceholderResult): unknown;
   resultPieceWithId(piece: unknown, toolCallId: string): unknown;
-  /** A copy of an assistant message whose calls get these ids, in call order. */
-  callsWithIds(message: unknown, ids: readonly string[]): unknown;
+  /** A copy of an assistant message whose calls get these ids and names, in call order. */
+  callsWithIds(message: unknown, ids: readonly string[], names: readonly string[]): unknown;
 }
 
 /** A {@link MessageFormat} from a grouped format's pieces. */
@@ -90,7 +90,10 @@ function writeGrouped(format: GroupedFormat, items: readonly RepairedItem<unknow
       }
       case "renamed_calls":
         flush();
-        out.push({ message: format.callsWithIds(item.message, item.ids), items: [index] });
+        out.push({
+          message: format.callsWithIds(item.message, item.ids, item.names),
+          items: [index],
+        });
         return;
       case "message": {
         // A message of results next to other results goes into their message: the format
@@ -126,22 +129,25 @@ function writeGrouped(format: GroupedFormat, items: readonly RepairedItem<unknow
 
 /**
  * A copy of an assistant message whose call pieces (those `isCall` picks) get these ids under
- * `idKey`, in order; every other piece stays as it is.
+ * `idKey` and these names under `nameKey`, in order; every other piece stays as it is.
  */
 export function withCallIds(
   message: unknown,
   ids: readonly string[],
+  names: readonly string[],
   isCall: (piece: unknown) => boolean,
-  idKey: string,
+  keys: { readonly id: string; readonly name: string },
 ): unknown {
   const fields = (message ?? {}) as Record<string, unknown>;
   const content = Array.isArray(fields.content) ? fields.content : [];
   let next = 0;
   return {
     ...fields,
-    content: content.map((piece) =>
-      isCall(piece) ? { ...(piece as object), [idKey]: ids[next++] } : piece,
-    ),
+    content: content.map((piece) => {
+      if (!isCall(piece)) return piece;
+      const position = next++;
+      return { ...(piece as object), [keys.id]: ids[position], [keys.name]: names[position] };
+    }),
   };
 }
 

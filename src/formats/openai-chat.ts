@@ -74,7 +74,14 @@ function written(item: RepairedItem<unknown>, index: number): WrittenMessage<unk
       let next = 0;
       const toolCalls = listOf(fields.tool_calls).map((entry) => {
         const call = fieldsOf(entry);
-        return call === undefined ? entry : { ...call, id: item.ids[next++] };
+        if (call === undefined) return entry;
+        const position = next++;
+        const fn = fieldsOf(call.function);
+        return {
+          ...call,
+          id: item.ids[position],
+          function: { ...fn, name: item.names[position] },
+        };
       });
       return { message: { ...fields, tool_calls: toolCalls }, items };
     }

@@ -19,14 +19,9 @@ import {
   type TracerProvider,
   trace,
 } from "@opentelemetry/api";
-import {
-  MessageKind,
-  messageKindOf,
-  toolCallAt,
-  toolCallCountOf,
-  toolCallNameOf,
-} from "../core/messages.js";
+import { MessageKind, messageKindOf, toolCallNameOf } from "../core/messages.js";
 import { ASSIGNED_ID_PREFIX, type ToolCallRepair } from "../core/repair.js";
+import { type RepairTarget, readWire, sentCalls } from "../core/wire.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { CountOnceMemory, sharedCountOnceMemory } from "./count-once.js";
 import { createInstruments, type RepairInstruments } from "./instruments.js";
@@ -94,6 +89,11 @@ export interface ObservedModelCall {
   readonly threadId: string | undefined;
   /** The provider and model to record when there is no model object to read them from. */
   readonly identity?: Partial<ModelIdentity>;
+  /**
+   * The client the request was repaired for: the response's calls are counted as that client
+   * would send them on, the way its dangling calls are found.
+   */
+  readonly target?: RepairTarget;
 }
 
 /** Which part of the telemetry failed. */
@@ -235,10 +235,11 @@ export class RepairTelemetry {
       const target = this.#metricsTarget();
       if (target?.instruments === undefined) return;
       for (const message of aiMessagesOf(response)) {
-        const count = toolCallCountOf(message);
-        for (let index = 0; index < count; index++) {
+        const view = readWire(message);
+        if (view === undefined) continue;
+        for (const sent of sentCalls(view, call.target ?? "any", message)) {
           const labels = this.#labelsOf(call);
-          const name = toolCallNameOf(toolCallAt(message, index));
+          const name = sent.name;
           target.instruments.toolCalls.add(1, {
             [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
             [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,

@@ -141,9 +141,12 @@ export const REPAIR_KIND_VALUE_RESULT_MOVED = "result_moved" as const;
 export const REPAIR_KIND_VALUE_ORPHAN_DROPPED = "orphan_dropped" as const;
 /** Repair kind: a call without an id, or with an id another call of its message has, was given one. */
 export const REPAIR_KIND_VALUE_ID_ASSIGNED = "id_assigned" as const;
+/** Repair kind: a call whose name was missing or empty where a client reads it was given one. */
+export const REPAIR_KIND_VALUE_NAME_ASSIGNED = "name_assigned" as const;
 /**
  * Repair kind: a call only some providers' clients send (a raw OpenAI-shaped call, an Anthropic
- * `tool_use` block) was listed in the AI message's `tool_calls`, which every client sends.
+ * `tool_use` block, a v1 `tool_call` block, a Responses output item) was written where the other
+ * clients read calls, so that every client sends it (target `"any"`).
  */
 export const REPAIR_KIND_VALUE_CALL_LISTED = "call_listed" as const;
 

@@ -59,52 +59,82 @@ function parsesAsJson(text: unknown): boolean {
 }
 
 /**
- * The calls of an AI message as one provider's client or another sends them: `tool_calls`, or the
- * raw ones when it is empty; then Anthropic `tool_use` content blocks for ids not listed yet (and
- * blocks without an id). A call listed in `invalid_tool_calls`, or with raw arguments that do not
- * parse, needs `invalid_arguments`.
+ * The calls of an AI message as one provider's client or another sends them, each once: the
+ * entries of `tool_calls`, or the raw ones when it is empty; then Anthropic `tool_use` content
+ * blocks, each the first call with its id (or the first without one) that no block has matched
+ * yet, or a call of its own. A call's name is the first non-empty one any of them gives it. A
+ * call listed in `invalid_tool_calls`, or with raw arguments that do not parse, needs
+ * `invalid_arguments`.
  */
 function callsOf(message: unknown): Call[] {
   const fields = fieldsOf(message);
   if (fields === undefined || kindOf(message) !== "ai") return [];
   const invalidIds = listOf(fields.invalid_tool_calls).map((call) => fieldsOf(call)?.id);
   const parsed = listOf(fields.tool_calls);
-  const sent: Call[] =
+  const calls: {
+    id: string | undefined;
+    name: string | undefined;
+    invalidArguments: boolean;
+    block: boolean;
+  }[] = (
     parsed.length > 0
-      ? parsed.map((call) => {
-          const id = nonEmptyString(fieldsOf(call)?.id);
-          return {
-            id,
-            name: nonEmptyString(fieldsOf(call)?.name),
-            invalidArguments: id !== undefined && invalidIds.includes(id),
-          };
-        })
-      : listOf(fieldsOf(fields.additional_kwargs)?.tool_calls).map((call) => {
-          const fn = fieldsOf(fieldsOf(call)?.function);
-          const id = nonEmptyString(fieldsOf(call)?.id);
-          return {
-            id,
-            name: nonEmptyString(fn?.name),
-            invalidArguments:
-              (id !== undefined && invalidIds.includes(id)) || !parsesAsJson(fn?.arguments),
-          };
-        });
+      ? parsed
+          .filter((call) => fieldsOf(call) !== undefined)
+          .map((call) => {
+            const id = nonEmptyString(fieldsOf(call)?.id);
+            return {
+              id,
+              name: nonEmptyString(fieldsOf(call)?.name),
+              invalidArguments: id !== undefined && invalidIds.includes(id),
+            };
+          })
+      : listOf(fieldsOf(fields.additional_kwargs)?.tool_calls)
+          .filter((call) => fieldsOf(call) !== undefined)
+          .map((call) => {
+            const fn = fieldsOf(fieldsOf(call)?.function);
+            const id = nonEmptyString(fieldsOf(call)?.id);
+            return {
+              id,
+              name: nonEmptyString(fn?.name),
+              invalidArguments:
+                (id !== undefined && invalidIds.includes(id)) || !parsesAsJson(fn?.arguments),
+            };
+          })
+  ).map((call) => ({ ...call, block: false }));
   const blocks = Array.isArray(fields.content) ? (fields.content as unknown[]) : [];
-  const extra: Call[] = [];
   for (const block of blocks) {
     const blockFields = fieldsOf(block);
-    const id = nonEmptyString(blockFields?.id);
     if (blockFields?.type !== "tool_use") continue;
-    // A block is a call of its own unless `tool_calls` (or the raw list) has its id: the Anthropic
-    // client sends every block, two blocks with one id included.
-    if (id !== undefined && sent.some((call) => call.id === id)) continue;
-    extra.push({
+    const id = nonEmptyString(blockFields.id);
+    const same = calls.find((call) => call.id === id && !call.block);
+    if (same !== undefined) {
+      same.block = true;
+      same.name ??= nonEmptyString(blockFields.name);
+      continue;
+    }
+    calls.push({
       id,
       name: nonEmptyString(blockFields.name),
       invalidArguments: id !== undefined && invalidIds.includes(id),
+      block: true,
     });
   }
-  return [...sent, ...extra];
+  return calls.map(({ id, name, invalidArguments }) => ({ id, name, invalidArguments }));
+}
+
+/** Whether every channel of an AI message gives each call a name (what the wire needs). */
+function everyChannelNamed(message: unknown): boolean {
+  const fields = fieldsOf(message);
+  const listed = listOf(fields?.tool_calls).filter((call) => fieldsOf(call) !== undefined);
+  if (listed.some((call) => nonEmptyString(fieldsOf(call)?.name) === undefined)) return false;
+  const raw = listed.length > 0 ? [] : listOf(fieldsOf(fields?.additional_kwargs)?.tool_calls);
+  const rawNamed = raw.every(
+    (call) =>
+      fieldsOf(call) === undefined ||
+      nonEmptyString(fieldsOf(fieldsOf(call)?.function)?.name) !== undefined,
+  );
+  const blocks = listOf(fields?.content).filter((block) => fieldsOf(block)?.type === "tool_use");
+  return rawNamed && blocks.every((block) => nonEmptyString(fieldsOf(block)?.name) !== undefined);
 }
 
 /** The distinct ids an AI message calls, in order of first appearance. */
@@ -153,8 +183,9 @@ function shallowOf(message: unknown): unknown[] {
 }
 
 /**
- * Whether an AI message needs a copy: a call without an id, an id made twice, or a call not
- * listed in `tool_calls` (raw-only, or a `tool_use` block), which some clients would not send.
+ * Whether an AI message needs a copy: a call without an id or a name, an id made twice, or a
+ * call not listed in `tool_calls` (raw-only, or a `tool_use` block), which some clients would
+ * not send.
  */
 function needsCopy(message: unknown): boolean {
   const calls = callsOf(message);
@@ -162,15 +193,17 @@ function needsCopy(message: unknown): boolean {
   return (
     ids.includes(undefined) ||
     new Set(ids).size < ids.length ||
-    calls.length > listOf(fieldsOf(message)?.tool_calls).length
+    !everyChannelNamed(message) ||
+    calls.length > listOf(fieldsOf(message)?.tool_calls).filter((c) => fieldsOf(c)).length
   );
 }
 
 /**
  * Whether `copy` is the engine's copy of `original`, made so that every call is listed in
- * `tool_calls` under an id of its own: the same calls in the same order, with the same names, the
- * original ids where they were missing or repeated replaced by `tcr_<message>_<call>` (or that
- * with a suffix), and the serialized fields (what checkpointers store) in step.
+ * `tool_calls` under an id of its own and with a name: the same calls in the same order, with the
+ * same names (`"unknown"` where none was given), the original ids where they were missing or
+ * repeated replaced by `tcr_<message>_<position>` (or that with a suffix), and the serialized
+ * fields (what checkpointers store) in step.
  */
 function isListedCopy(copy: unknown, original: unknown, inputIndex: number): boolean {
   if (copy === original || kindOf(copy) !== "ai" || kindOf(original) !== "ai") return false;
@@ -184,16 +217,16 @@ function isListedCopy(copy: unknown, original: unknown, inputIndex: number): boo
   return (
     before.length === after.length &&
     listed.length === after.length &&
+    everyChannelNamed(copy) &&
     new Set(afterIds).size === afterIds.length &&
     serialized.length === after.length &&
     serialized.every((call, position) => call.id === after[position]?.id) &&
     before.every((call, position) => {
       const id = after[position]?.id ?? "";
       const repeated = before.slice(0, position).some((earlier) => earlier.id === call.id);
-      const base = `tcr_${inputIndex}_${position}`;
-      const assigned = id === base || id.startsWith(`${base}_`);
+      const assigned = new RegExp(`^tcr_${inputIndex}_\\d+(_\\d+)?$`).test(id);
       return (
-        after[position]?.name === call.name &&
+        after[position]?.name === (call.name ?? "unknown") &&
         (call.id === undefined || repeated ? assigned : id === call.id)
       );
     })
@@ -428,7 +461,7 @@ describe("repairToolCalls properties", () => {
         // A copied AI message's calls are its original's, position by position.
         const originals = new Map<unknown, unknown>();
         for (const repair of repairs) {
-          if (repair.kind !== "id_assigned" && repair.kind !== "call_listed") continue;
+          if (!["id_assigned", "name_assigned", "call_listed"].includes(repair.kind)) continue;
           originals.set(messages[repair.outputIndex ?? -1], history[repair.callIndex ?? -1]);
         }
         let placeholders = 0;

@@ -587,11 +587,41 @@ describe("orphan results", () => {
     ]);
   });
 
-  it("drops a result that comes before the call it names, and answers the call", () => {
-    const input = [toolResult("call_1"), aiCalls("call_1")];
+  it("moves a result that stands before its call after it, when no other call or result has its id", () => {
+    const input = [toolResult("call_1", "42"), aiCalls("call_1")];
+    const { messages, repairs } = repairToolCalls(input);
+    expect(messages).toEqual([input[1], input[0]]);
+    expect(repairs).toEqual([
+      {
+        kind: "result_moved",
+        toolCallId: "call_1",
+        toolName: "search",
+        callIndex: 1,
+        resultIndex: 0,
+        outputIndex: 1,
+      },
+    ]);
+  });
+
+  it("drops a result that stands before its call when the id is on two calls, and answers both", () => {
+    const input = [toolResult("call_1"), aiCalls("call_1"), human("again"), aiCalls("call_1")];
     const { messages } = repairToolCalls(input);
-    expect(shapeOf(messages)).toEqual(["ai(call_1)", "tool(call_1)"]);
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1)",
+      "tool(call_1)",
+      "human",
+      "ai(call_1)",
+      "tool(call_1)",
+    ]);
     expect(syntheticReasonOf(messages[1])).toBe("interrupted");
+    expect(syntheticReasonOf(messages[4])).toBe("interrupted");
+  });
+
+  it("leaves a result before its call where it is with misplaced: 'keep', and answers the call", () => {
+    const input = [toolResult("call_1"), aiCalls("call_1")];
+    const { messages } = repairToolCalls(input, { misplaced: "keep", orphans: "keep" });
+    expect(shapeOf(messages)).toEqual(["tool(call_1)", "ai(call_1)", "tool(call_1)"]);
+    expect(syntheticReasonOf(messages[2])).toBe("interrupted");
   });
 
   it("keeps it with orphans: 'keep'", () => {

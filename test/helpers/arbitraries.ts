@@ -69,8 +69,9 @@ const resultIdArbOver = (ids: readonly string[]) =>
     { weight: 1, arbitrary: fc.constant("") },
   );
 
-/** A well-formed call: a non-empty id. */
-const cleanCallArb = (id: string): fc.Arbitrary<CallSpec> => nameArb.map((name) => ({ id, name }));
+/** A well-formed call: a non-empty id and a name. */
+const cleanCallArb = (id: string): fc.Arbitrary<CallSpec> =>
+  fc.constantFrom("search", "calc").map((name) => ({ id, name }));
 
 function distinctIds(calls: readonly CallSpec[]): string[] {
   return [...new Set(calls.map((call) => call.id ?? ""))];

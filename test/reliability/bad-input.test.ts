@@ -243,13 +243,14 @@ describe("circular objects", () => {
     expect(messages).toHaveLength(6);
   });
 
-  it("reads a call list that holds itself as one more call, without an id, and answers both", () => {
+  it("reads a call list that holds itself as one more call, without an id or a name, and answers both", () => {
     const loop: unknown[] = [{ id: "call_2", name: "search" }];
     loop.push(loop);
     const history = [human("go"), { type: "ai", content: "", tool_calls: loop }, human("go on")];
     const { messages, repairs } = repairToolCalls(history);
     expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
       ["id_assigned", "tcr_1_1"],
+      ["name_assigned", "tcr_1_1"],
       ["placeholder_inserted", "call_2"],
       ["placeholder_inserted", "tcr_1_1"],
     ]);
@@ -269,7 +270,7 @@ describe("calls of the wrong shape", () => {
     expect(repairToolCalls(history).messages).toBe(history);
   });
 
-  it("gives a call with a numeric id a string id of its own, and a result with a numeric id to nobody", () => {
+  it("gives a call with a numeric id a string id of its own, shared with the result right after it that has no usable id either", () => {
     const history = [
       { type: "ai", content: "", tool_calls: [{ id: 1, name: "search", args: {} }] },
       { type: "tool", content: "42", tool_call_id: 1 },
@@ -278,12 +279,11 @@ describe("calls of the wrong shape", () => {
     const { messages, repairs } = repairToolCalls(history);
     expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
       ["id_assigned", "tcr_0_0"],
-      ["placeholder_inserted", "tcr_0_0"],
-      ["orphan_dropped", ""],
     ]);
     expect(
       (messages[0] as { tool_calls: { id: unknown }[] }).tool_calls.map((call) => call.id),
     ).toEqual(["tcr_0_0"]);
+    expect(messages[1]).toMatchObject({ content: "42", tool_call_id: "tcr_0_0" });
   });
 
   it("reads calls whose name or arguments are of the wrong type", () => {

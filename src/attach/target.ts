@@ -1,0 +1,79 @@
+/**
+ * Which client a model request goes through, read from `request.model`, so that the repair is for
+ * what that client's converter will send (`src/core/wire.ts`). Duck-typed: neither
+ * `@langchain/openai` nor `@langchain/anthropic` is a dependency, and a model this cannot tell
+ * gets `"any"`, the repair that every supported client sends alike.
+ */
+import type { RepairTarget } from "../core/wire.js";
+
+type Fields = Record<string, unknown>;
+
+function fieldsOf(value: unknown): Fields | undefined {
+  return value !== null && (typeof value === "object" || typeof value === "function")
+    ? (value as Fields)
+    : undefined;
+}
+
+/** Class names of ChatOpenAI's two halves, which a user may also build on their own. */
+const OPENAI_HALVES: Readonly<Record<string, RepairTarget>> = {
+  ChatOpenAIResponses: "openai-responses",
+  AzureChatOpenAIResponses: "openai-responses",
+  ChatOpenAICompletions: "openai-completions",
+  AzureChatOpenAICompletions: "openai-completions",
+};
+
+/**
+ * The client a request to this model goes through:
+ *
+ * - `ChatOpenAI` (and `AzureChatOpenAI`): its own choice for these tools, `_useResponsesApi`,
+ *   which is `useResponsesApi`, built-in or custom tools, Responses-only options, or a model that
+ *   prefers that API; `"openai-responses"` if so, else `"openai-completions"`. `ChatOpenAIResponses`
+ *   and `ChatOpenAICompletions` built alone are what they say.
+ * - `ChatAnthropic`: `"anthropic"`.
+ * - A model made by `initChatModel` (what `createAgent` builds from `"openai:gpt-4.1"`): the model
+ *   it holds, once it holds exactly one; a bound model (`bindTools`, `withConfig`): the model it
+ *   binds.
+ * - Anything else, or anything that throws when read: `"any"`.
+ *
+ * @example
+ * ```ts
+ * repairTargetOf(new ChatOpenAI({ model: "gpt-4.1", useResponsesApi: true })); // "openai-responses"
+ * repairTargetOf(new ChatAnthropic({ model: "claude-sonnet-4-5" })); // "anthropic"
+ * ```
+ */
+export function repairTargetOf(model: unknown, tools?: readonly unknown[]): RepairTarget {
+  try {
+    return targetOf(model, tools, 0);
+  } catch {
+    return "any";
+  }
+}
+
+function targetOf(
+  model: unknown,
+  tools: readonly unknown[] | undefined,
+  depth: number,
+): RepairTarget {
+  const fields = fieldsOf(model);
+  if (fields === undefined || depth > 3) return "any";
+  if (typeof fields._useResponsesApi === "function") {
+    const responses = (fields._useResponsesApi as (options: unknown) => unknown).call(model, {
+      tools,
+    });
+    return responses === true ? "openai-responses" : "openai-completions";
+  }
+  const className = (fields.constructor as { name?: unknown } | undefined)?.name;
+  if (typeof className === "string" && OPENAI_HALVES[className] !== undefined) {
+    return OPENAI_HALVES[className];
+  }
+  if (typeof fields._llmType === "function") {
+    const type = (fields._llmType as () => unknown).call(model);
+    if (type === "anthropic") return "anthropic";
+  }
+  const cache = fields._modelInstanceCache;
+  if (cache instanceof Map && cache.size === 1) {
+    return targetOf(cache.values().next().value, tools, depth + 1);
+  }
+  if (fields.bound !== undefined) return targetOf(fields.bound, tools, depth + 1);
+  return "any";
+}

@@ -6,10 +6,14 @@
 import { describe, expect, it } from "vitest";
 import { repairToolCalls } from "../src/index.js";
 import { aiCalls, aiText, human, system, toolResult } from "./helpers/history.js";
-import { providerViolations } from "./helpers/provider-payloads.js";
-import { anthropicViolations, openAIViolations } from "./helpers/provider-rules.js";
+import { ACCEPTED_BY_ALL, providerViolations } from "./helpers/provider-payloads.js";
+import {
+  anthropicViolations,
+  openAIViolations,
+  responsesViolations,
+} from "./helpers/provider-rules.js";
 
-const NONE = { openai: [], anthropic: [], gemini: [] };
+const NONE = ACCEPTED_BY_ALL;
 
 describe("provider rules", () => {
   it("accept a history whose every call is answered right after it", () => {
@@ -97,10 +101,108 @@ describe("provider rules", () => {
   it("point OpenAI's error at the assistant message", () => {
     const violations = openAIViolations([
       { role: "user", content: "go" },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function" }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "search", arguments: "{}" } }],
+      },
       { role: "user", content: "stop" },
     ]);
     expect(violations.map((violation) => violation.param)).toEqual(["messages.[1].role"]);
+  });
+
+  it("refuse a call without a name or an id, each provider in its own words", () => {
+    expect(
+      openAIViolations([
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "c1", type: "function", function: { name: "", arguments: "{}" } },
+            { type: "function", function: { name: "search", arguments: "{}" } },
+          ],
+        },
+      ]).map((violation) => violation.message),
+    ).toEqual([
+      "Invalid 'messages[0].tool_calls[0].function.name': empty string. Expected a string with minimum length 1, but got an empty string instead.",
+      "Missing required parameter: 'messages[0].tool_calls[1].id'.",
+      "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: c1, undefined",
+    ]);
+    expect(
+      anthropicViolations([
+        {
+          role: "assistant",
+          content: [
+            { type: "tool_use", id: "", name: "search", input: {} },
+            { type: "tool_use", id: "t1", name: "", input: {} },
+            { type: "tool_use", id: "t1", name: "search", input: {} },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "", content: "a" },
+            { type: "tool_result", tool_use_id: "t1", content: "b" },
+            { type: "tool_result", tool_use_id: "t1", content: "c" },
+          ],
+        },
+      ]).map((violation) => violation.message),
+    ).toEqual([
+      "messages.0.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+      "messages.0.content.1.tool_use.name: String should have at least 1 character",
+      "messages.0.content.2: `tool_use` ids must be unique",
+      "messages.1: each tool_use must have a single result. Found multiple `tool_result` blocks with id: t1",
+    ]);
+  });
+
+  it("refuse on the Responses API a call without an output, an output without a call, and an output of another type", () => {
+    const call = (type: string, id: string) =>
+      type === "computer_call"
+        ? { type, call_id: id, action: { type: "screenshot" } }
+        : { type, call_id: id, name: "grep", arguments: "{}", input: "x" };
+    expect(
+      responsesViolations([
+        { type: "function_call_output", call_id: "early", output: "x" },
+        call("function_call", "early"),
+        call("function_call", "fc"),
+        call("custom_tool_call", "ctc"),
+        { type: "function_call_output", call_id: "ctc", output: "x" },
+        call("computer_call", "cu"),
+        {
+          type: "computer_call_output",
+          call_id: "cu",
+          output: { type: "input_image", image_url: "[interrupted]" },
+        },
+        { type: "function_call_output", call_id: "fc", output: "x" },
+        { type: "function_call_output", call_id: "fc", output: "again" },
+      ]).map((violation) => violation.message),
+    ).toEqual([
+      "No tool call found for function call output with call_id early.",
+      "No tool call found for function call output with call_id ctc.",
+      "Invalid 'input[6].output': expected a screenshot (an image URL or a file id).",
+      "Duplicate function call output for call_id fc in 'input[8]'.",
+      "No tool output found for function call early.",
+      "No tool output found for custom tool call ctc.",
+    ]);
+  });
+
+  it("accept on the Responses API each call answered once, after it, by an output of its own type", () => {
+    expect(
+      responsesViolations([
+        { type: "message", role: "user", content: "go" },
+        { type: "function_call", call_id: "fc", name: "search", arguments: "{}" },
+        { type: "custom_tool_call", call_id: "ctc", name: "grep", input: "x" },
+        { type: "computer_call", call_id: "cu", action: { type: "screenshot" } },
+        { type: "web_search_call", id: "ws", status: "completed" },
+        {
+          type: "computer_call_output",
+          call_id: "cu",
+          output: { type: "input_image", image_url: "data:image/png;base64,AA" },
+        },
+        { type: "custom_tool_call_output", call_id: "ctc", output: "x" },
+        { type: "function_call_output", call_id: "fc", output: "x" },
+      ]),
+    ).toEqual([]);
   });
 
   it("accept what the repair makes of each of these histories", () => {

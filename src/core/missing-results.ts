@@ -82,6 +82,10 @@ function missingResultsAt(
   for (const call of calls) {
     if (!isToolCallEntry(call) || toolCallIdOf(call) === undefined) return undefined;
     if (toolCallNameOf(call) === undefined) return undefined;
+    // A custom or computer call wants an answer of its own type on the Responses API.
+    if ((call as Fields).isCustomTool === true || (call as Fields).isComputerTool === true) {
+      return undefined;
+    }
   }
   if (!idsAreDistinct(calls)) return undefined;
   let end = aiIndex + 1;

@@ -28,6 +28,7 @@ import {
 } from "./policy.js";
 import { firstUnsoundIndex } from "./well-formed.js";
 import {
+  answerKindOf,
   type CallChange,
   type CallKind,
   COMPUTER_TOOL_NAME,
@@ -38,6 +39,7 @@ import {
   REPAIR_TARGETS,
   type RepairTarget,
   readWire,
+  resultKindOf,
   sentCalls,
   type WireCall,
   type WireView,
@@ -367,6 +369,11 @@ interface Analysis {
   readonly fates: Map<number, Fate>;
   /** Results that answer a call given a new id, by input index: they are copied with that id. */
   readonly renamed: Map<number, string>;
+  /**
+   * Results that answer their call with an output of another type than the target's client sends
+   * it as (a custom or computer call on the Responses API), by input index: copied with the kind.
+   */
+  readonly retyped: Map<number, CallKind>;
   /** Whether anything needs repair under the policy. */
   readonly needsRepair: boolean;
 }
@@ -386,6 +393,7 @@ function analyze(
   const entries = new Map<number, AiEntry>();
   const fates = new Map<number, Fate>();
   const renamed = new Map<number, string>();
+  const retyped = new Map<number, CallKind>();
   const unanswered = new UnansweredCalls();
   const ids = new AssignedIds(messages, start);
   const keepUnmatched = keepsUnmatchedResults(policy, start);
@@ -457,12 +465,19 @@ function analyze(
     fates.set(result, Fate.Dropped);
     needsRepair = true;
   }
-  if (!needsRepair) {
-    for (const entry of entries.values()) {
-      if (entry.slots.some((slot) => slot.answeredBy < 0)) needsRepair = true;
+  for (const entry of entries.values()) {
+    for (const slot of entry.slots) {
+      if (slot.answeredBy < 0) {
+        needsRepair = true;
+        continue;
+      }
+      const kind = answerKindOf(slot.wire.kind, target);
+      if (kind === undefined || resultKindOf(messages[slot.answeredBy]) === kind) continue;
+      retyped.set(slot.answeredBy, kind);
+      needsRepair = true;
     }
   }
-  return { entries, fates, renamed, needsRepair };
+  return { entries, fates, renamed, retyped, needsRepair };
 }
 
 function isClaimed(entries: ReadonlyMap<number, AiEntry>, result: number): boolean {
@@ -768,16 +783,26 @@ class RepairLog {
     };
     if (error !== undefined) repair.placeholderError = error;
     this.record(repair);
-    return createPlaceholder(call, text, answerKindOf(call.kind, this.#target), this.#policy);
+    return createPlaceholder(
+      call,
+      text,
+      answerKindOf(call.kind, this.#target) ?? "function",
+      this.#policy,
+    );
   }
 }
 
-/**
- * The shape a placeholder's answer takes: the Responses API wants a custom tool call or a computer
- * call answered by an output of its own type; every other client receives both as function calls.
- */
-function answerKindOf(kind: CallKind, target: RepairTarget): CallKind {
-  return target === "openai-completions" || target === "anthropic" ? "function" : kind;
+/** A copy of a result carrying the markers of this kind of output, and no others. */
+function withResultKind(message: unknown, kind: CallKind): unknown {
+  const fields = message as Record<string, unknown>;
+  const {
+    customTool: _custom,
+    type: _type,
+    ...kwargs
+  } = (fields.additional_kwargs ?? {}) as Record<string, unknown>;
+  if (kind === "custom") kwargs.customTool = true;
+  if (kind === "computer") kwargs.type = "computer_call_output";
+  return copyWith(fields, { additional_kwargs: kwargs });
 }
 
 /**
@@ -851,10 +876,12 @@ function rebuild<T>(
   const inputIndexOf = (index: number) => expanded?.origin[index] ?? index;
   const isExtracted = (message: unknown) => expanded?.extracted.has(message) === true;
   const analysis = analyze(messages, start, from, policy, target);
-  const { entries, fates, renamed } = analysis;
+  const { entries, fates, renamed, retyped } = analysis;
   const resultAt = (index: number) => {
     const id = renamed.get(index);
-    return id === undefined ? messages[index] : withAnsweredId(messages[index], id);
+    const kind = retyped.get(index);
+    const result = id === undefined ? messages[index] : withAnsweredId(messages[index], id);
+    return kind === undefined ? result : withResultKind(result, kind);
   };
   if (!analysis.needsRepair && expanded === undefined) {
     return { messages: input as T[], repairs: NO_REPAIRS };

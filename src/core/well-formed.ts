@@ -8,10 +8,13 @@
 import { hasResultBlocks, leadingResultIdsOf } from "./human-results.js";
 import { answeredToolCallIdOf, MessageKind, messageKindOf } from "./messages.js";
 import {
+  answerKindOf,
+  type CallKind,
   isUnsynced,
   lacksName,
   type RepairTarget,
   readWire,
+  resultKindOf,
   sentCalls,
   type WireCall,
 } from "./wire.js";
@@ -91,7 +94,9 @@ export function firstUnsoundIndex(
     }
     const calls = message.tool_calls as readonly unknown[];
     const hasBlocks = Array.isArray(message.content);
-    // Responses API output items, sent instead of tool_calls; real ones come with content blocks.
+    // Responses API output items, sent instead of tool_calls. The Responses client always writes
+    // content blocks, so its messages (and their custom and computer calls) never take the fast
+    // path; a message with text content is read as tool_calls of function calls.
     const output = (message.response_metadata as Fields | null | undefined)?.output;
     // Calls listed in `tool_calls` alone: with content blocks, calls may also stand there.
     const listedOnly = Array.isArray(calls) && calls.length > 0 && !hasBlocks && output == null;
@@ -306,18 +311,25 @@ function groupAnswersWireCalls(
   const view = readWire(ai);
   if (view === undefined) return false;
   const calls = sentCalls(view, target, ai);
-  const unanswered = new Set<string>();
+  /** The calls not answered yet, by id, with the output type each must be answered with. */
+  const unanswered = new Map<string, CallKind | undefined>();
   for (const call of calls) {
     if (call.id === undefined || unanswered.has(call.id)) return false;
     if (lacksName(ai, view, call, target)) return false;
     if (target === "any" && isUnsynced(view, call, ai)) return false;
-    unanswered.add(call.id);
+    unanswered.set(call.id, answerKindOf(call.kind, target));
   }
   // A call no client sends whose id a result names: the result answers nothing on the wire.
   for (let result = groupStart; result < groupEnd; result++) {
     const id = answeredToolCallIdOf(messages[result]);
-    const answersCall = id !== undefined && unanswered.delete(id);
-    if (!answersCall && !keepStrays) return false; // a stray, or a call answered twice
+    const answersCall = id !== undefined && unanswered.has(id);
+    if (!answersCall) {
+      if (keepStrays) continue;
+      return false; // a stray, or a call answered twice
+    }
+    const kind = unanswered.get(id as string);
+    if (kind !== undefined && resultKindOf(messages[result]) !== kind) return false;
+    unanswered.delete(id as string);
   }
   return unanswered.size === 0;
 }

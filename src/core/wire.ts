@@ -311,14 +311,30 @@ export function serverToolUseIdsOf(message: unknown): ReadonlySet<string> {
 
 const NO_IDS: ReadonlySet<string> = new Set();
 
-/** The calls of `view` that this client sends, in order. */
+/**
+ * The calls of `view` that this client sends, in the order it sends them (for `"any"`, in the
+ * order they were read: `tool_calls` first).
+ */
 export function sentCalls(
   view: WireView,
   target: RepairTarget,
   message: unknown,
 ): readonly WireCall[] {
   const serverIds = serverToolUseIdsOf(message);
-  return view.calls.filter((call) => isSentBy(view, call, target, serverIds));
+  const sent = view.calls.filter((call) => isSentBy(view, call, target, serverIds));
+  if (target === "any" || sent.length < 2) return sent;
+  const order = (call: WireCall) => sendingOrder(view, call, target);
+  return sent.sort((a, b) => order(a) - order(b));
+}
+
+/** Where a client sends the call among the others: its position in the channel it reads. */
+function sendingOrder(view: WireView, call: WireCall, target: RepairTarget): number {
+  const listedOrRaw = view.listedUsed ? call.listed : call.raw;
+  if (target === "openai-completions") return listedOrRaw;
+  if (view.v1) return call.block;
+  if (target === "openai-responses") return view.output ? call.item : listedOrRaw;
+  // ChatAnthropic sends the content's tool_use blocks, then the calls of tool_calls they lack.
+  return call.block >= 0 ? call.block : 1_000_000 + call.listed;
 }
 
 /**
@@ -405,6 +421,24 @@ function parses(text: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** The markers ChatOpenAI's Responses client reads on a tool message to pick its output type. */
+export function resultKindOf(message: unknown): CallKind {
+  const kwargs = (message as { additional_kwargs?: Record<string, unknown> } | null)
+    ?.additional_kwargs;
+  if (kwargs === null || typeof kwargs !== "object") return "function";
+  if (kwargs.type === "computer_call_output") return "computer";
+  return kwargs.customTool ? "custom" : "function";
+}
+
+/**
+ * The output type a call must be answered with on this client's wire: the Responses API wants a
+ * custom tool call or a computer call answered by an output of its own type; the other clients
+ * send any answer as a plain result (`undefined`: any result will do).
+ */
+export function answerKindOf(kind: CallKind, target: RepairTarget): CallKind | undefined {
+  return target === "openai-completions" || target === "anthropic" ? undefined : kind;
 }
 
 /** What a repair changes of one call: a new id, a name where a channel has none. */

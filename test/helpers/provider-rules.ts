@@ -5,10 +5,15 @@
  *
  * - OpenAI Chat Completions: an assistant message with `tool_calls` is followed directly by tool
  *   messages answering each `tool_call_id`; a tool message answers a call of the assistant message
- *   before its run of tool messages.
+ *   before its run of tool messages; every call has an id and a function name.
+ * - OpenAI Responses API: each `function_call`, `custom_tool_call` and `computer_call` input item
+ *   is answered exactly once, after it, by an output of its own type with its `call_id`; no output
+ *   stands without its call; calls have a `call_id` and (but computer calls) a name; a computer
+ *   call's output is a screenshot.
  * - Anthropic Messages: an assistant message with `tool_use` blocks is followed by a user message
  *   that opens with a `tool_result` block for each of them, before any other block; a
- *   `tool_result` answers a `tool_use` of the message right before.
+ *   `tool_result` answers a `tool_use` of the message right before, once; `tool_use` blocks have
+ *   a name and an id of their own.
  * - Gemini: a model turn with function calls is followed by a turn with as many function
  *   responses.
  */
@@ -45,6 +50,32 @@ function listOf(value: unknown): unknown[] {
  */
 export function openAIViolations(messages: readonly unknown[]): Violation[] {
   const violations: Violation[] = [];
+  messages.forEach((entry, index) => {
+    const message = fieldsOf(entry);
+    if (message?.role !== "assistant") return;
+    listOf(message.tool_calls).forEach((call, position) => {
+      const fields = fieldsOf(call);
+      const path = `messages[${index}].tool_calls[${position}]`;
+      if (typeof fields?.id !== "string") {
+        violations.push({
+          message: `Missing required parameter: '${path}.id'.`,
+          param: `${path}.id`,
+        });
+      }
+      const name = fieldsOf(fields?.function)?.name;
+      if (typeof name !== "string") {
+        violations.push({
+          message: `Missing required parameter: '${path}.function.name'.`,
+          param: `${path}.function.name`,
+        });
+      } else if (name === "") {
+        violations.push({
+          message: `Invalid '${path}.function.name': empty string. Expected a string with minimum length 1, but got an empty string instead.`,
+          param: `${path}.function.name`,
+        });
+      }
+    });
+  });
   let index = 0;
   while (index < messages.length) {
     const message = fieldsOf(messages[index]);
@@ -107,14 +138,44 @@ export function anthropicViolations(messages: readonly unknown[]): Violation[] {
   messages.forEach((entry, index) => {
     const message = fieldsOf(entry);
     const blocks = listOf(message?.content).map((block) => fieldsOf(block) ?? {});
+    if (message?.role === "assistant") {
+      const seen = new Set<string>();
+      blocks.forEach((block, position) => {
+        if (block.type !== "tool_use") return;
+        const path = `messages.${index}.content.${position}`;
+        if (typeof block.name !== "string" || block.name === "") {
+          violations.push({
+            message: `${path}.tool_use.name: String should have at least 1 character`,
+            param: path,
+          });
+        }
+        if (typeof block.id !== "string" || !/^[a-zA-Z0-9_-]+$/.test(block.id)) {
+          violations.push({
+            message: `${path}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`,
+            param: path,
+          });
+        } else if (seen.has(block.id)) {
+          violations.push({ message: `${path}: \`tool_use\` ids must be unique`, param: path });
+        }
+        if (typeof block.id === "string") seen.add(block.id);
+      });
+    }
     if (message?.role === "user") {
       let leading = true;
+      const answered = new Set<string>();
       blocks.forEach((block, position) => {
         if (block.type !== "tool_result") {
           leading = false;
           return;
         }
         const id = String(block.tool_use_id);
+        if (answered.has(id)) {
+          violations.push({
+            message: `messages.${index}: each tool_use must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`,
+            param: `messages.${index}`,
+          });
+        }
+        answered.add(id);
         if (!previousToolUses.includes(id) || !leading) {
           violations.push({
             message: `messages.${index}.content.${position}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
@@ -147,6 +208,105 @@ export function anthropicViolations(messages: readonly unknown[]): Violation[] {
     previousToolUses = toolUses;
   });
   return violations;
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Responses API
+
+/** The Responses API's call item types, the output type that answers each, and its wording. */
+const RESPONSES_CALLS: Readonly<Record<string, { output: string; words: string }>> = {
+  function_call: { output: "function_call_output", words: "function call" },
+  custom_tool_call: { output: "custom_tool_call_output", words: "custom tool call" },
+  computer_call: { output: "computer_call_output", words: "computer call" },
+};
+
+const RESPONSES_OUTPUTS: ReadonlyMap<string, string> = new Map(
+  Object.entries(RESPONSES_CALLS).map(([call, { output }]) => [output, call]),
+);
+
+/**
+ * What the Responses API refuses in an `input` list, first problem first. The texts of a call
+ * without an output and of an output without a call are the API's own ("No tool output found for
+ * function call call_bad."); the others follow its wording for invalid parameters.
+ *
+ * @example
+ * ```ts
+ * responsesViolations([{ type: "function_call", call_id: "c1", name: "search", arguments: "{}" }]);
+ * // [{ message: "No tool output found for function call c1.", param: "input" }]
+ * ```
+ */
+export function responsesViolations(input: readonly unknown[]): Violation[] {
+  const violations: Violation[] = [];
+  /** Calls met so far, by call_id: their type, and whether an output answered them. */
+  const calls = new Map<string, { type: string; answered: boolean }>();
+  input.forEach((entry, index) => {
+    const item = fieldsOf(entry) ?? {};
+    const type = String(item.type);
+    const call = RESPONSES_CALLS[type];
+    if (call !== undefined) {
+      const id = item.call_id;
+      if (typeof id !== "string" || id === "") {
+        violations.push({
+          message: `Invalid 'input[${index}].call_id': empty string. Expected a string with minimum length 1, but got an empty string instead.`,
+          param: `input[${index}].call_id`,
+        });
+        return;
+      }
+      if (type !== "computer_call" && (typeof item.name !== "string" || item.name === "")) {
+        violations.push({
+          message: `Invalid 'input[${index}].name': empty string. Expected a string with minimum length 1, but got an empty string instead.`,
+          param: `input[${index}].name`,
+        });
+      }
+      if (calls.has(id)) {
+        violations.push({
+          message: `Duplicate value for 'call_id' of ${id} in 'input[${index}]'.`,
+          param: `input[${index}].call_id`,
+        });
+      }
+      calls.set(id, { type, answered: false });
+      return;
+    }
+    const answers = RESPONSES_OUTPUTS.get(type);
+    if (answers === undefined) return;
+    const id = String(item.call_id);
+    const called = calls.get(id);
+    const words = (RESPONSES_CALLS[answers] as { words: string }).words;
+    if (called === undefined || called.type !== answers) {
+      violations.push({
+        message: `No tool call found for ${words} output with call_id ${id}.`,
+        param: "input",
+      });
+      return;
+    }
+    if (called.answered) {
+      violations.push({
+        message: `Duplicate ${words} output for call_id ${id} in 'input[${index}]'.`,
+        param: `input[${index}]`,
+      });
+    }
+    called.answered = true;
+    if (type === "computer_call_output" && !isScreenshot(item.output)) {
+      violations.push({
+        message: `Invalid 'input[${index}].output': expected a screenshot (an image URL or a file id).`,
+        param: `input[${index}].output`,
+      });
+    }
+  });
+  for (const [id, call] of calls) {
+    if (call.answered) continue;
+    const words = (RESPONSES_CALLS[call.type] as { words: string }).words;
+    violations.push({ message: `No tool output found for ${words} ${id}.`, param: "input" });
+  }
+  return violations;
+}
+
+function isScreenshot(output: unknown): boolean {
+  const fields = fieldsOf(output);
+  if (fields?.type !== "input_image" && fields?.type !== "computer_screenshot") return false;
+  const url = fields.image_url;
+  if (typeof url === "string") return /^(data:image\/|https?:\/\/)/.test(url);
+  return typeof fields.file_id === "string";
 }
 
 // ---------------------------------------------------------------------------------------------

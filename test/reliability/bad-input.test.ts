@@ -20,7 +20,7 @@ import {
 import { startTelemetry, type TelemetryHandle } from "../../src/setup/index.js";
 import { aiCalls, human, toolResult } from "../helpers/history.js";
 import { freePort, scrape } from "../helpers/prometheus.js";
-import { providerViolations } from "../helpers/provider-payloads.js";
+import { ACCEPTED_BY_ALL, providerViolations } from "../helpers/provider-payloads.js";
 
 /** The messages of a history a client can send: anything else is no message at all. */
 function sendable(messages: readonly unknown[]): BaseMessage[] {
@@ -40,11 +40,7 @@ function sendable(messages: readonly unknown[]): BaseMessage[] {
 /** Repairs a history, and expects what comes out to be accepted by every provider. */
 function expectProviderValid(history: readonly unknown[]) {
   const result = repairToolCalls(history);
-  expect(providerViolations(sendable(result.messages))).toEqual({
-    openai: [],
-    anthropic: [],
-    gemini: [],
-  });
+  expect(providerViolations(sendable(result.messages))).toEqual(ACCEPTED_BY_ALL);
   return result;
 }
 

@@ -1,7 +1,9 @@
 /**
  * Whatever a history looks like, the request the model receives after the repair is one every
  * provider accepts: random broken histories of real LangChain messages, repaired with the default
- * policy, run through the OpenAI and Anthropic clients' converters and Gemini's turn rules.
+ * policy, run through the OpenAI (Chat Completions and Responses) and Anthropic clients' converters
+ * and Gemini's turn rules. The shapes of the clients' own messages (Responses output items, v1
+ * content blocks, edited calls...) are in provider-wire.properties.test.ts.
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import fc from "fast-check";
@@ -32,6 +34,16 @@ describe("repaired histories", () => {
       fc.property(historyArb, (history) => {
         const { messages } = repairToolCalls(history);
         expect(providerViolations(sendable(messages)).openai).toEqual([]);
+      }),
+      RUNS,
+    );
+  });
+
+  it("pass the Responses API's tool-calling rules", () => {
+    fc.assert(
+      fc.property(historyArb, (history) => {
+        const { messages } = repairToolCalls(history);
+        expect(providerViolations(sendable(messages)).responses).toEqual([]);
       }),
       RUNS,
     );

@@ -1,19 +1,29 @@
 /**
  * The promise, through the real clients: a thread left with a dangling tool call gets the
- * provider's 400 without the middleware and an answer with it. `ChatOpenAI` and `ChatAnthropic`
- * serialize the request themselves and send it to a strict local server that applies each
- * provider's tool-calling rules and answers with the provider's own error text.
+ * provider's 400 without the middleware and an answer with it. `ChatOpenAI` (Chat Completions and
+ * the Responses API) and `ChatAnthropic` (v0 and v1 output) serialize the request themselves and
+ * send it to a strict local server that applies each provider's tool-calling rules and answers
+ * with the provider's own error text.
  */
 import { ChatAnthropic } from "@langchain/anthropic";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { Command, MemorySaver } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
-import { createAgent, tool } from "langchain";
+import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { danglingToolCallMiddleware, PLACEHOLDER_CATALOG } from "../src/index.js";
-import { anthropicViolations, openAIViolations } from "./helpers/provider-rules.js";
+import { danglingToolCallMiddleware, PLACEHOLDER_CATALOG, repairTargetOf } from "../src/index.js";
+import { onThread, stallingSearchTool } from "./helpers/agent.js";
+import {
+  anthropicViolations,
+  openAIViolations,
+  responsesViolations,
+} from "./helpers/provider-rules.js";
 import {
   COMPLETION_TEXT,
+  type ReceivedRequest,
+  SEARCH_PROMPT,
+  type ServedApi,
   type StrictProviderServer,
   startStrictProviderServer,
 } from "./helpers/strict-provider-server.js";
@@ -58,34 +68,52 @@ function misplacedThread(): BaseMessage[] {
   ];
 }
 
+function chatOpenAI(fields: { useResponsesApi?: boolean } = {}) {
+  return new ChatOpenAI({
+    model: "gpt-4.1",
+    apiKey: "test-key",
+    maxRetries: 0,
+    configuration: { baseURL: server.openAIBaseURL },
+    ...fields,
+  });
+}
+
+function chatAnthropic(fields: { outputVersion?: "v0" | "v1" } = {}) {
+  return new ChatAnthropic({
+    model: "claude-sonnet-4-5",
+    apiKey: "test-key",
+    maxRetries: 0,
+    anthropicApiUrl: server.anthropicApiUrl,
+    ...fields,
+  });
+}
+
+/** What each API's body sends as the conversation. */
+function sentOf(request: ReceivedRequest): unknown[] {
+  return (request.provider === "responses" ? request.body.input : request.body.messages) ?? [];
+}
+
 const clients = {
   openai: {
-    model: () =>
-      new ChatOpenAI({
-        model: "gpt-4.1",
-        apiKey: "test-key",
-        maxRetries: 0,
-        configuration: { baseURL: server.openAIBaseURL },
-      }),
+    model: () => chatOpenAI(),
     refusal:
       "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_deploy_1",
     violations: openAIViolations,
   },
+  responses: {
+    model: () => chatOpenAI({ useResponsesApi: true }),
+    refusal: "No tool output found for function call call_deploy_1.",
+    violations: responsesViolations,
+  },
   anthropic: {
-    model: () =>
-      new ChatAnthropic({
-        model: "claude-sonnet-4-5",
-        apiKey: "test-key",
-        maxRetries: 0,
-        anthropicApiUrl: server.anthropicApiUrl,
-      }),
+    model: () => chatAnthropic(),
     refusal:
       "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: call_deploy_1. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
     violations: anthropicViolations,
   },
 } as const;
 
-function lastRequest(provider: keyof typeof clients) {
+function lastRequest(provider: ServedApi) {
   const request = server.received.filter((entry) => entry.provider === provider).at(-1);
   if (request === undefined) throw new Error(`the ${provider} client sent nothing`);
   return request;
@@ -110,7 +138,7 @@ describe.each(Object.keys(clients) as (keyof typeof clients)[])("%s client", (pr
     expect(state.messages.at(-1)?.text).toBe(COMPLETION_TEXT);
     const request = lastRequest(provider);
     expect(request.status).toBe(200);
-    expect(client.violations(request.body.messages ?? [])).toEqual([]);
+    expect(client.violations(sentOf(request))).toEqual([]);
     expect(request.raw).toContain(PLACEHOLDER_CATALOG.en.interrupted);
   });
 
@@ -136,9 +164,139 @@ describe.each(Object.keys(clients) as (keyof typeof clients)[])("%s client", (pr
     });
     const state = await agent.invoke({ messages: misplacedThread() });
     expect(state.messages.at(-1)?.text).toBe(COMPLETION_TEXT);
-    const { raw, body } = lastRequest(provider);
-    expect(client.violations(body.messages ?? [])).toEqual([]);
+    const request = lastRequest(provider);
+    const { raw } = request;
+    expect(client.violations(sentOf(request))).toEqual([]);
     expect(raw).toContain("deployed");
     expect(raw).not.toContain("call_gone");
+  });
+});
+
+/** Tools for an approval flow: both need a human's approval before they run. */
+const sendEmail = tool(async () => "sent", {
+  name: "send_email",
+  description: "Sends an email.",
+  schema: z.object({ to: z.string() }),
+});
+const deleteRecords = tool(async () => "deleted", {
+  name: "delete_records",
+  description: "Deletes records.",
+  schema: z.object({ table: z.string() }),
+});
+
+const approvalClients = {
+  "the Responses client (ChatOpenAI, useResponsesApi)": {
+    api: "responses",
+    model: () => chatOpenAI({ useResponsesApi: true }),
+    refusal: "No tool output found for function call c_email.",
+  },
+  "ChatAnthropic with outputVersion v1": {
+    api: "anthropic",
+    model: () => chatAnthropic({ outputVersion: "v1" }),
+    refusal: "`tool_use` ids were found without `tool_result` blocks immediately after: c_email",
+  },
+} as const;
+
+describe.each(Object.entries(approvalClients))(
+  "approve one parallel call, reject the other: %s",
+  (_name, client) => {
+    /**
+     * The model calls both tools; humanInTheLoopMiddleware interrupts; the human approves the email
+     * and rejects the deletion. The middleware then sets tool_calls to the rejected call alone and
+     * goes back to the model, while the call blocks or output items the client sends still hold both.
+     */
+    async function approveAndReject(middleware: ReturnType<typeof danglingToolCallMiddleware>[]) {
+      server.script(client.api, {
+        calls: [
+          { id: "c_email", name: "send_email", args: { to: "ops" } },
+          { id: "c_delete", name: "delete_records", args: { table: "users" } },
+        ],
+      });
+      const agent = createAgent({
+        model: client.model(),
+        tools: [sendEmail, deleteRecords],
+        checkpointer: new MemorySaver(),
+        middleware: [
+          humanInTheLoopMiddleware({ interruptOn: { send_email: true, delete_records: true } }),
+          ...middleware,
+        ],
+      });
+      const thread = onThread(`approval-${client.api}-${middleware.length}`);
+      await agent.invoke({ messages: [new HumanMessage("Email ops, then delete users.")] }, thread);
+      return agent.invoke(
+        new Command({
+          resume: {
+            decisions: [{ type: "approve" }, { type: "reject", message: "Not the users table." }],
+          },
+        }),
+        thread,
+      );
+    }
+
+    it("gets the provider's 400 naming the approved call without the middleware", async () => {
+      await expect(approveAndReject([])).rejects.toThrow(client.refusal);
+      expect(lastRequest(client.api).status).toBe(400);
+    });
+
+    it("gets an answer with it: the dropped call answered once, the rejection kept", async () => {
+      const state = await approveAndReject([danglingToolCallMiddleware({ logger: false })]);
+      expect(state.messages.at(-1)?.text).toBe(COMPLETION_TEXT);
+      const request = lastRequest(client.api);
+      expect(request.status).toBe(200);
+      expect(request.raw).toContain("Not the users table.");
+      expect(request.raw).toContain(PLACEHOLDER_CATALOG.en.interrupted);
+    });
+  },
+);
+
+describe("createAgent with the real ChatOpenAI on the Responses API, a run aborted while its tool runs", () => {
+  async function abortedThenContinued(middleware: ReturnType<typeof danglingToolCallMiddleware>[]) {
+    const { tool: search, started } = stallingSearchTool();
+    const agent = createAgent({
+      model: chatOpenAI({ useResponsesApi: true }),
+      tools: [search],
+      checkpointer: new MemorySaver(),
+      middleware,
+    });
+    const thread = `aborted-${middleware.length}`;
+    const controller = new AbortController();
+    const run = agent
+      .invoke(
+        { messages: [new HumanMessage(`${SEARCH_PROMPT}cats`)] },
+        { ...onThread(thread), signal: controller.signal },
+      )
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    await Promise.race([started, run]);
+    controller.abort();
+    expect(await run).toBeDefined();
+    return agent.invoke({ messages: [new HumanMessage("Any news?")] }, onThread(thread));
+  }
+
+  it("reads the target from the model: the Responses API", () => {
+    expect(repairTargetOf(chatOpenAI({ useResponsesApi: true }))).toBe("openai-responses");
+    expect(repairTargetOf(chatOpenAI())).toBe("openai-completions");
+    expect(repairTargetOf(chatAnthropic({ outputVersion: "v1" }))).toBe("anthropic");
+  });
+
+  it("gets the Responses API's 400 without the middleware", async () => {
+    await expect(abortedThenContinued([])).rejects.toThrow(
+      "No tool output found for function call",
+    );
+    expect(lastRequest("responses").status).toBe(400);
+  });
+
+  it("and an answer with it, the placeholder right after the call in the input", async () => {
+    const state = await abortedThenContinued([danglingToolCallMiddleware({ logger: false })]);
+    expect(state.messages.at(-1)?.text).toBe(COMPLETION_TEXT);
+    const request = lastRequest("responses");
+    expect(request.status).toBe(200);
+    const types = sentOf(request).map((item) => (item as { type?: string }).type);
+    const call = types.indexOf("function_call");
+    expect(types[call + 1]).toBe("function_call_output");
+    expect(request.raw).toContain(PLACEHOLDER_CATALOG.en.interrupted);
+    expect(request.raw).not.toContain("synthetic");
   });
 });

@@ -282,10 +282,17 @@ function junkOf(which: 0 | 1 | 2 | 3): unknown {
   return [null, 42, "text", {}][which];
 }
 
-/** Fresh messages for a spec, at most 40 of them (clean specs never reach the cut). */
-export function materialize(steps: readonly StepSpec[]): unknown[] {
+/**
+ * Fresh messages for a spec, at most 40 of them (clean specs never reach the cut). Texts are
+ * numbered from `counter.serial` on, which it advances, so that results stay unique in a history
+ * built from several specs.
+ */
+export function materialize(
+  steps: readonly StepSpec[],
+  counter: { serial: number } = { serial: 0 },
+): unknown[] {
   const history: unknown[] = [];
-  let serial = 0;
+  let serial = counter.serial;
   const result = (id: string, name = "search") =>
     new ToolMessage({ content: `result ${serial++} of ${id}`, tool_call_id: id, name });
   for (const step of steps) {
@@ -315,6 +322,7 @@ export function materialize(steps: readonly StepSpec[]): unknown[] {
         break;
     }
   }
+  counter.serial = serial;
   return history.slice(0, MAX_MESSAGES);
 }
 

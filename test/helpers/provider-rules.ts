@@ -7,9 +7,10 @@
  *   messages answering each `tool_call_id`; a tool message answers a call of the assistant message
  *   before its run of tool messages; every call has an id and a function name.
  * - OpenAI Responses API: each `function_call`, `custom_tool_call` and `computer_call` input item
- *   is answered exactly once, after it, by an output of its own type with its `call_id`; no output
- *   stands without its call; calls have a `call_id` and (but computer calls) a name; a computer
- *   call's output is a screenshot.
+ *   is answered exactly once, after it, by an output of its own type with its `call_id` (an output
+ *   answers the earliest such call still unanswered); no output stands without its call; calls
+ *   have a `call_id` and (but computer calls) a name; a computer call's output is a screenshot;
+ *   no two items share an `id`.
  * - Anthropic Messages: an assistant message with `tool_use` blocks is followed by a user message
  *   that opens with a `tool_result` block for each of them, before any other block; a
  *   `tool_result` answers a `tool_use` of the message right before, once; `tool_use` blocks have
@@ -237,11 +238,21 @@ const RESPONSES_OUTPUTS: ReadonlyMap<string, string> = new Map(
  */
 export function responsesViolations(input: readonly unknown[]): Violation[] {
   const violations: Violation[] = [];
-  /** Calls met so far, by call_id: their type, and whether an output answered them. */
-  const calls = new Map<string, { type: string; answered: boolean }>();
+  /** Calls met so far, in order: their call_id, type, and whether an output answered them. */
+  const calls: { id: string; type: string; answered: boolean }[] = [];
+  const itemIds = new Set<string>();
   input.forEach((entry, index) => {
     const item = fieldsOf(entry) ?? {};
     const type = String(item.type);
+    if (typeof item.id === "string") {
+      if (itemIds.has(item.id)) {
+        violations.push({
+          message: `Duplicate item found with id ${item.id}. Remove duplicate items from your input and try again.`,
+          param: "input",
+        });
+      }
+      itemIds.add(item.id);
+    }
     const call = RESPONSES_CALLS[type];
     if (call !== undefined) {
       const id = item.call_id;
@@ -258,32 +269,28 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
           param: `input[${index}].name`,
         });
       }
-      if (calls.has(id)) {
-        violations.push({
-          message: `Duplicate value for 'call_id' of ${id} in 'input[${index}]'.`,
-          param: `input[${index}].call_id`,
-        });
-      }
-      calls.set(id, { type, answered: false });
+      calls.push({ id, type, answered: false });
       return;
     }
     const answers = RESPONSES_OUTPUTS.get(type);
     if (answers === undefined) return;
     const id = String(item.call_id);
-    const called = calls.get(id);
     const words = (RESPONSES_CALLS[answers] as { words: string }).words;
-    if (called === undefined || called.type !== answers) {
+    const ofItsType = calls.filter((call) => call.id === id && call.type === answers);
+    if (ofItsType.length === 0) {
       violations.push({
         message: `No tool call found for ${words} output with call_id ${id}.`,
         param: "input",
       });
       return;
     }
-    if (called.answered) {
+    const called = ofItsType.find((call) => !call.answered);
+    if (called === undefined) {
       violations.push({
         message: `Duplicate ${words} output for call_id ${id} in 'input[${index}]'.`,
         param: `input[${index}]`,
       });
+      return;
     }
     called.answered = true;
     if (type === "computer_call_output" && !isScreenshot(item.output)) {
@@ -293,10 +300,10 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
       });
     }
   });
-  for (const [id, call] of calls) {
+  for (const call of calls) {
     if (call.answered) continue;
     const words = (RESPONSES_CALLS[call.type] as { words: string }).words;
-    violations.push({ message: `No tool output found for ${words} ${id}.`, param: "input" });
+    violations.push({ message: `No tool output found for ${words} ${call.id}.`, param: "input" });
   }
   return violations;
 }

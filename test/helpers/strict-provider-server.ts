@@ -1,13 +1,15 @@
 /**
- * A strict stand-in for the OpenAI and Anthropic APIs on 127.0.0.1, for the real clients
- * (`ChatOpenAI`, `ChatAnthropic`) pointed at it by base URL. It checks each request body with the
- * provider's tool-calling rules and answers as the provider does: 400 with the provider's error
- * body and text, or a plain text completion. Every body it received is kept for the tests.
+ * A strict stand-in for the OpenAI (Chat Completions and Responses) and Anthropic APIs on
+ * 127.0.0.1, for the real clients (`ChatOpenAI`, with or without `useResponsesApi`, and
+ * `ChatAnthropic`) pointed at it by base URL. It checks each request body with the provider's
+ * tool-calling rules and answers as the provider does: 400 with the provider's error body and
+ * text, or an answer: the next one a test scripted, else a call of `search` for a
+ * {@link SEARCH_PROMPT}, else a plain text. Every body it received is kept for the tests.
  */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { anthropicViolations, openAIViolations } from "./provider-rules.js";
+import { anthropicViolations, openAIViolations, responsesViolations } from "./provider-rules.js";
 
 /** The text every accepted request is answered with, but the one below. */
 export const COMPLETION_TEXT = "All set.";
@@ -18,14 +20,25 @@ export const COMPLETION_TEXT = "All set.";
  */
 export const SEARCH_PROMPT = "Please search for ";
 
+/** The APIs the server stands in for. */
+export type ServedApi = "openai" | "responses" | "anthropic";
+
 /** A request the server received. */
 export interface ReceivedRequest {
-  readonly provider: "openai" | "anthropic";
+  readonly provider: ServedApi;
   /** The body as sent, unparsed: what went over the wire. */
   readonly raw: string;
-  readonly body: { readonly messages?: unknown[] } & Record<string, unknown>;
+  readonly body: { readonly messages?: unknown[]; readonly input?: unknown[] } & Record<
+    string,
+    unknown
+  >;
   readonly status: number;
 }
+
+/** An answer a test scripts: tool calls (parallel, in order), or a text. */
+export type ScriptedAnswer =
+  | { readonly calls: readonly { id: string; name: string; args: Record<string, unknown> }[] }
+  | { readonly text: string };
 
 export interface StrictProviderServer {
   /** For `new ChatOpenAI({ configuration: { baseURL } })`. */
@@ -33,14 +46,17 @@ export interface StrictProviderServer {
   /** For `new ChatAnthropic({ anthropicApiUrl })`. */
   readonly anthropicApiUrl: string;
   readonly received: ReceivedRequest[];
+  /** Queues the answer to the next accepted request to this API. */
+  script(api: ServedApi, answer: ScriptedAnswer): void;
   close(): Promise<void>;
 }
 
 /** Starts the server on a free port of 127.0.0.1. */
 export async function startStrictProviderServer(): Promise<StrictProviderServer> {
   const received: ReceivedRequest[] = [];
+  const scripts: Record<ServedApi, ScriptedAnswer[]> = { openai: [], responses: [], anthropic: [] };
   const server = createServer((request, response) => {
-    void handle(request, response, received).catch((error: unknown) => {
+    void handle(request, response, received, scripts).catch((error: unknown) => {
       send(response, 500, { error: { message: String(error) } });
     });
   });
@@ -52,6 +68,9 @@ export async function startStrictProviderServer(): Promise<StrictProviderServer>
     openAIBaseURL: `${origin}/v1`,
     anthropicApiUrl: origin,
     received,
+    script: (api, answer) => {
+      scripts[api].push(answer);
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
@@ -64,6 +83,7 @@ async function handle(
   request: IncomingMessage,
   response: ServerResponse,
   received: ReceivedRequest[],
+  scripts: Record<ServedApi, ScriptedAnswer[]>,
 ): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -88,11 +108,11 @@ async function handle(
       return;
     }
     if (body.stream === true) throw new Error("this server does not stream");
-    const query = searchQueryOf(messages.at(-1));
+    const scripted = answerOf(scripts.openai, messages.at(-1), received.length);
     const answer =
-      query === undefined
+      "text" in scripted
         ? {
-            message: { role: "assistant", content: COMPLETION_TEXT, refusal: null },
+            message: { role: "assistant", content: scripted.text, refusal: null },
             finish: "stop",
           }
         : {
@@ -100,13 +120,11 @@ async function handle(
               role: "assistant",
               content: null,
               refusal: null,
-              tool_calls: [
-                {
-                  id: `call_${received.length}`,
-                  type: "function",
-                  function: { name: "search", arguments: JSON.stringify({ query }) },
-                },
-              ],
+              tool_calls: scripted.calls.map((call) => ({
+                id: call.id,
+                type: "function",
+                function: { name: call.name, arguments: JSON.stringify(call.args) },
+              })),
             },
             finish: "tool_calls",
           };
@@ -135,20 +153,96 @@ async function handle(
       return;
     }
     if (body.stream === true) throw new Error("this server does not stream");
+    const scripted = answerOf(scripts.anthropic, undefined, received.length);
     send(response, 200, {
       id: `msg_${received.length}`,
       type: "message",
       role: "assistant",
       model: body.model,
-      content: [{ type: "text", text: COMPLETION_TEXT }],
-      stop_reason: "end_turn",
+      content:
+        "text" in scripted
+          ? [{ type: "text", text: scripted.text }]
+          : scripted.calls.map((call) => ({
+              type: "tool_use",
+              id: call.id,
+              name: call.name,
+              input: call.args,
+            })),
+      stop_reason: "text" in scripted ? "end_turn" : "tool_use",
       stop_sequence: null,
       usage: { input_tokens: 10, output_tokens: 3 },
     });
     return;
   }
 
+  if (request.method === "POST" && path === "/v1/responses") {
+    const input = Array.isArray(body.input) ? body.input : [];
+    const [violation] = responsesViolations(input);
+    const status = violation === undefined ? 200 : 400;
+    received.push({ provider: "responses", raw, body, status });
+    if (violation !== undefined) {
+      send(response, 400, {
+        error: {
+          message: violation.message,
+          type: "invalid_request_error",
+          param: violation.param,
+          code: null,
+        },
+      });
+      return;
+    }
+    if (body.stream === true) throw new Error("this server does not stream");
+    const last = input.at(-1) as { role?: unknown; content?: unknown } | undefined;
+    const scripted = answerOf(scripts.responses, last, received.length);
+    const serial = received.length;
+    send(response, 200, {
+      id: `resp_${serial}`,
+      object: "response",
+      created_at: Math.floor(Date.now() / 1000),
+      model: body.model,
+      status: "completed",
+      error: null,
+      incomplete_details: null,
+      output:
+        "text" in scripted
+          ? [
+              {
+                type: "message",
+                id: `msg_${serial}`,
+                role: "assistant",
+                status: "completed",
+                content: [{ type: "output_text", text: scripted.text, annotations: [] }],
+              },
+            ]
+          : scripted.calls.map((call, position) => ({
+              type: "function_call",
+              id: `fc_${serial}_${position}`,
+              call_id: call.id,
+              name: call.name,
+              arguments: JSON.stringify(call.args),
+              status: "completed",
+            })),
+      usage: {
+        input_tokens: 10,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 3,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 13,
+      },
+    });
+    return;
+  }
+
   send(response, 404, { error: { message: `no route for ${request.method} ${path}` } });
+}
+
+/** The next scripted answer, else a search call for a search prompt, else the plain text. */
+function answerOf(queue: ScriptedAnswer[], lastMessage: unknown, serial: number): ScriptedAnswer {
+  const scripted = queue.shift();
+  if (scripted !== undefined) return scripted;
+  const query = searchQueryOf(lastMessage);
+  if (query === undefined) return { text: COMPLETION_TEXT };
+  return { calls: [{ id: `call_${serial}`, name: "search", args: { query } }] };
 }
 
 function searchQueryOf(message: unknown): string | undefined {

@@ -12,7 +12,10 @@ function isObject(value: unknown): value is Fields {
   return value !== null && (typeof value === "object" || typeof value === "function");
 }
 
-/** Reads what the engine may read of one call or content block, and copies it as a repair would. */
+/**
+ * Reads what the engine may read of one call, content block or output item, and copies it as a
+ * repair would.
+ */
 function touchCall(call: unknown): void {
   if (!isObject(call)) return;
   void call.id;
@@ -20,6 +23,14 @@ function touchCall(call: unknown): void {
   void call.type;
   void call.input;
   void call.args;
+  void call.call_id;
+  void call.arguments;
+  void call.action;
+  void call.isCustomTool;
+  void call.isComputerTool;
+  void call.tool_use_id;
+  void call.content;
+  void call.is_error;
   const fn = call.function;
   if (isObject(fn)) {
     void fn.name;
@@ -50,12 +61,19 @@ export function readsSafely(entry: unknown): boolean {
     void entry.role;
     void entry.tool_call_id;
     void entry.name;
-    void entry.response_metadata;
+    const metadata = entry.response_metadata;
+    if (isObject(metadata)) {
+      void metadata.output_version;
+      touchCalls(metadata.output);
+      void { ...metadata };
+    }
     touchCalls(entry.tool_calls);
     touchCalls(entry.invalid_tool_calls);
     const kwargs = entry.additional_kwargs;
     if (isObject(kwargs)) {
       touchCalls(kwargs.tool_calls);
+      void kwargs.__openai_custom_tool_call_ids__;
+      void kwargs.customTool;
       void { ...kwargs };
     }
     touchCalls(entry.content);

@@ -35,10 +35,22 @@ export interface ReceivedRequest {
   readonly status: number;
 }
 
+/** A scripted call; `rawArguments` sends arguments as they are (say, cut off), not `args`. */
+export interface ScriptedCall {
+  readonly id: string;
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+  readonly rawArguments?: string;
+}
+
 /** An answer a test scripts: tool calls (parallel, in order), or a text. */
 export type ScriptedAnswer =
-  | { readonly calls: readonly { id: string; name: string; args: Record<string, unknown> }[] }
+  | { readonly calls: readonly ScriptedCall[] }
   | { readonly text: string };
+
+function argumentsOf(call: ScriptedCall): string {
+  return call.rawArguments ?? JSON.stringify(call.args);
+}
 
 export interface StrictProviderServer {
   /** For `new ChatOpenAI({ configuration: { baseURL } })`. */
@@ -123,7 +135,7 @@ async function handle(
               tool_calls: scripted.calls.map((call) => ({
                 id: call.id,
                 type: "function",
-                function: { name: call.name, arguments: JSON.stringify(call.args) },
+                function: { name: call.name, arguments: argumentsOf(call) },
               })),
             },
             finish: "tool_calls",
@@ -219,7 +231,7 @@ async function handle(
               id: `fc_${serial}_${position}`,
               call_id: call.id,
               name: call.name,
-              arguments: JSON.stringify(call.args),
+              arguments: argumentsOf(call),
               status: "completed",
             })),
       usage: {

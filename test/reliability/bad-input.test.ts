@@ -160,6 +160,28 @@ describe("getters and proxies that throw", () => {
       tool_calls: [Object.defineProperty({ name: "search" }, "id", { get: throwing("id") })],
     }),
     "tool_call_id on a result": () => throwingGetterOn("tool_call_id", toolFields),
+    "a Responses output item's call_id": () => ({
+      ...aiFields,
+      content: [],
+      response_metadata: {
+        output: [
+          Object.defineProperty({ type: "function_call", name: "search" }, "call_id", {
+            get: throwing("call_id"),
+            enumerable: true,
+          }),
+        ],
+      },
+    }),
+    response_metadata: () => throwingGetterOn("response_metadata", { ...aiFields, content: [] }),
+    "a tool_result block's tool_use_id in a human message": () => ({
+      type: "human",
+      content: [
+        Object.defineProperty({ type: "tool_result", content: "42" }, "tool_use_id", {
+          get: throwing("tool_use_id"),
+          enumerable: true,
+        }),
+      ],
+    }),
     "an entry that is not read until it is copied": () =>
       throwingGetterOn("extra", { ...aiFields, tool_calls: [{ name: "search" }] }),
     "a proxy whose every trap throws": () =>

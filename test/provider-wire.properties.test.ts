@@ -45,7 +45,7 @@ type Fields = Record<string, unknown>;
 /**
  * The call ids a client's converter sends for one AI message alone. A converter that refuses a
  * message (a call without an id) sends nothing, but the calls it would have sent still count:
- * those of `tool_calls` that have ids.
+ * the ids of the channels that client reads, each as often as the channel that has it most.
  */
 function sentIds(message: BaseMessage, client: Client): string[] {
   try {
@@ -64,8 +64,36 @@ function sentIds(message: BaseMessage, client: Client): string[] {
     const content = Array.isArray(converted?.content) ? (converted.content as Fields[]) : [];
     return content.filter((block) => block.type === "tool_use").map((block) => String(block.id));
   } catch {
-    return ((message as AIMessage).tool_calls ?? []).flatMap((call) => (call.id ? [call.id] : []));
+    return idsOfChannels(message as AIMessage, client);
   }
+}
+
+function idsOfChannels(message: AIMessage, client: Client): string[] {
+  const content = Array.isArray(message.content) ? (message.content as Fields[]) : [];
+  const listed = (message.tool_calls ?? []).map((call) => call.id);
+  const raw = ((message.additional_kwargs?.tool_calls as Fields[] | undefined) ?? []).map(
+    (call) => call.id,
+  );
+  const v1 = (message.response_metadata as Fields)?.output_version === "v1";
+  const blocks = content
+    .filter((block) => block.type === (v1 ? "tool_call" : "tool_use"))
+    .map((block) => block.id);
+  const channels: unknown[][] =
+    client === "openai"
+      ? [listed.length > 0 ? listed : raw]
+      : client === "anthropic"
+        ? v1
+          ? [blocks]
+          : [blocks, listed]
+        : [];
+  const most = new Map<string, number>();
+  for (const ids of channels) {
+    const counts = new Map<string, number>();
+    for (const id of ids)
+      if (typeof id === "string" && id !== "") counts.set(id, (counts.get(id) ?? 0) + 1);
+    for (const [id, count] of counts) most.set(id, Math.max(most.get(id) ?? 0, count));
+  }
+  return [...most].flatMap(([id, count]) => Array<string>(count).fill(id));
 }
 
 /** A real result of the input: a tool message, or a `tool_result` block of a human message. */

@@ -33,6 +33,7 @@ import {
   type CallKind,
   COMPUTER_TOOL_NAME,
   hasInvalidArguments,
+  hasInvalidListedArguments,
   isUnsynced,
   lacksName,
   listedKindOf,
@@ -842,16 +843,12 @@ function insertPlaceholders<T>(
       }
       const call = group.calls[position] as Record<string, unknown>;
       const id = toolCallIdOf(call) as string;
-      const kind = listedKindOf(call, undefined);
-      const listed = { id, name: undefined, kind, listed: position, raw: -1, block: -1, item: -1 };
       const dangling: DanglingCall = {
         aiIndex: group.aiIndex,
         id,
         name: toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME,
-        reason: hasInvalidArguments(ai, { ...listed, source: call })
-          ? "invalid_arguments"
-          : "interrupted",
-        kind,
+        reason: hasInvalidListedArguments(ai, call, id) ? "invalid_arguments" : "interrupted",
+        kind: listedKindOf(call, undefined),
       };
       output[written] = log.placeholder(dangling, written);
       written++;

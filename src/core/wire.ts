@@ -412,6 +412,18 @@ export function hasInvalidArguments(message: unknown, call: WireCall): boolean {
   return false;
 }
 
+/**
+ * {@link hasInvalidArguments} for a `tool_calls` entry of a message whose calls stand there alone:
+ * its id in `invalid_tool_calls`, or OpenAI-shaped arguments that do not parse.
+ */
+export function hasInvalidListedArguments(message: unknown, call: Fields, id: string): boolean {
+  const invalid = fieldsOf(message)?.invalid_tool_calls;
+  if (Array.isArray(invalid) && invalid.length > 0) {
+    for (const entry of invalid) if (idOf(fieldsOf(entry)?.id) === id) return true;
+  }
+  return !parses(fieldsOf(call.function)?.arguments);
+}
+
 /** Whether arguments given as text parse as JSON; anything not text is taken as parsed. */
 function parses(text: unknown): boolean {
   if (typeof text !== "string") return true;

@@ -27,11 +27,14 @@ import {
   FULL_EFFORT,
   interleaved,
   medianNs,
+  type PairedOptions,
   paired,
   QUICK_EFFORT,
+  SHORT_CALL_NS,
   timedNs,
 } from "./measure.js";
 import { bytesPerCall, collectGarbage } from "./memory.js";
+import { combine, measureInProcesses, type ProcessResult, SHORT_ONLY_FLAG } from "./processes.js";
 import { formatTable, type Row } from "./report.js";
 import {
   type Comparison,
@@ -47,11 +50,13 @@ Measures the repair engine and the middleware against a floor loop, the deepagen
 createAgent step without the middleware (with a checkpointer, and for scale without one), then
 checks the targets of BENCHMARKS.md.
 
-  --quick   shorter samples, fewer rounds, no peer at 100,000 messages: under a minute
-            instead of about eleven
+  --quick   shorter samples, fewer rounds and processes, no peer at 100,000 messages: about
+            two minutes instead of about fifteen
   --help    this text`;
 
 const SIZES = [10, 100, 1_000, 10_000, 100_000] as const;
+/** The sizes measured in fresh processes (`Effort.processes`): calls of a few µs at most. */
+const SHORT_SIZES: readonly number[] = [10, 100, 1_000];
 /**
  * The peer's check is quadratic: at 100,000 messages one call takes 10 to 20 s and allocates
  * gigabytes, so a quick run leaves it out there (the full run measures it).
@@ -62,78 +67,61 @@ const SLOW_CALL_NS = 20e6;
 
 async function main(): Promise<number> {
   let quick: boolean;
+  let shortOnly: boolean;
   try {
     const { values } = parseArgs({
-      options: { quick: { type: "boolean", default: false }, help: { type: "boolean" } },
+      options: {
+        quick: { type: "boolean", default: false },
+        help: { type: "boolean" },
+        [SHORT_ONLY_FLAG.slice(2)]: { type: "boolean", default: false },
+      },
       strict: true,
     });
     if (values.help === true) {
       console.log(USAGE);
       return 0;
     }
-    quick = values.quick;
+    quick = values.quick === true;
+    shortOnly = values[SHORT_ONLY_FLAG.slice(2)] === true;
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
   const effort = quick ? QUICK_EFFORT : FULL_EFFORT;
+  if (shortOnly) {
+    // One of the fresh processes: the short workloads alone, printed for the parent.
+    const contenders = makeContenders();
+    await warmUpEveryContender(contenders);
+    const measured = await measureWorkloads(contenders, SHORT_SIZES, effort, quick, () => {}, true);
+    const result: ProcessResult = {
+      engineVsFloor: measured.engineVsFloor,
+      middlewareVsPeer: measured.middlewareVsPeer,
+    };
+    process.stdout.write(JSON.stringify(result));
+    return 0;
+  }
   const startedAt = performance.now();
   console.log(machineLine(quick));
 
-  const rows: Row[] = [];
-  const engineVsFloor: WorkloadComparison[] = [];
-  const middlewareVsPeer: WorkloadComparison[] = [];
   const noTelemetry = metrics.getMeterProvider();
-
-  await warmUpEveryContender();
+  const fresh = await measureInProcesses(effort.processes, quick, (index) =>
+    progress(`short workloads, process ${index + 1} of ${effort.processes}`, startedAt),
+  );
+  const shortEngine = combine(fresh.map((result) => result.engineVsFloor));
+  const shortPeer = combine(fresh.map((result) => result.middlewareVsPeer));
+  const contenders = makeContenders();
+  await warmUpEveryContender(contenders);
   progress("warm-up", startedAt);
-  for (const size of SIZES) {
-    for (const shape of SHAPES) {
-      // What the previous workload left behind (the peer's copies run to gigabytes at 10,000
-      // messages) is collected now, not by collector threads while this one is timed.
-      collectGarbage();
-      const workload = buildHistory(size, shape);
-      const { messages } = workload;
-      const peerRuns = !quick || size <= QUICK_PEER_MAX_SIZE;
-      checkContendersAgree(workload, peerRuns);
-      const run = engine();
-      const floor = await compare(
-        "engine",
-        () => do_not_optimize(run(messages)),
-        "floor",
-        () => do_not_optimize(readHistory(messages)),
-        effort,
-      );
-      engineVsFloor.push({ ...floor, shape, size });
-      const request = requestFor(messages);
-      const ours = ourHook();
-      const peer = peerHook();
-      const { handler } = answeringHandler();
-      if (!peerRuns) {
-        rows.push({
-          workload: `${shape}, ${count(size)}`,
-          cells: [floor.baselineNs, floor.subjectNs, undefined, undefined],
-          ratios: [floor.ratio, undefined],
-        });
-        progress(`${shape}, ${count(size)} (peer not run: quick)`, startedAt);
-        continue;
-      }
-      const versusPeer = await compare(
-        "middleware",
-        () => ours(request, handler),
-        "peer",
-        () => peer(request, handler),
-        effort,
-      );
-      middlewareVsPeer.push({ ...versusPeer, shape, size });
-      rows.push({
-        workload: `${shape}, ${count(size)}`,
-        cells: [floor.baselineNs, floor.subjectNs, versusPeer.subjectNs, versusPeer.baselineNs],
-        ratios: [floor.ratio, versusPeer.ratio],
-      });
-      progress(`${shape}, ${count(size)}`, startedAt);
-    }
-  }
+  const long = await measureWorkloads(
+    contenders,
+    SIZES.filter((size) => !SHORT_SIZES.includes(size)),
+    effort,
+    quick,
+    (step) => progress(step, startedAt),
+  );
+  const engineVsFloor = [...shortEngine, ...long.engineVsFloor];
+  const middlewareVsPeer = [...shortPeer, ...long.middlewareVsPeer];
+  const rows = rowsOf(engineVsFloor, middlewareVsPeer);
 
   const window = await windowComparison(effort);
   progress("window", startedAt);
@@ -233,6 +221,86 @@ async function main(): Promise<number> {
   return verdicts.every((verdict) => verdict.pass) ? 0 : 1;
 }
 
+/** The engine against the floor, and the middleware against the peer, on every shape at these sizes. */
+async function measureWorkloads(
+  contenders: Contenders,
+  sizes: readonly number[],
+  effort: Effort,
+  quick: boolean,
+  onWorkload: (step: string) => void,
+  shuffled = false,
+): Promise<{ engineVsFloor: WorkloadComparison[]; middlewareVsPeer: WorkloadComparison[] }> {
+  const engineVsFloor: WorkloadComparison[] = [];
+  const middlewareVsPeer: WorkloadComparison[] = [];
+  const { run, ours, peer, handler } = contenders;
+  const workloads = sizes.flatMap((size) => SHAPES.map((shape) => ({ size, shape })));
+  // In each fresh process the workloads come in another order, so that none is always measured
+  // at the same point of a process's life (the workloads before it shape how V8 compiles).
+  if (shuffled) shuffle(workloads);
+  for (const { size, shape } of workloads) {
+    {
+      // What the previous workload left behind (the peer's copies run to gigabytes at 10,000
+      // messages) is collected now, not by collector threads while this one is timed.
+      collectGarbage();
+      const workload = buildHistory(size, shape);
+      const { messages } = workload;
+      const peerRuns = !quick || size <= QUICK_PEER_MAX_SIZE;
+      checkContendersAgree(workload, peerRuns);
+      const floor = await compare(
+        "engine",
+        () => do_not_optimize(run(messages)),
+        "floor",
+        () => do_not_optimize(readHistory(messages)),
+        effort,
+      );
+      engineVsFloor.push({ ...floor, shape, size });
+      if (!peerRuns) {
+        onWorkload(`${shape}, ${count(size)} (peer not run: quick)`);
+        continue;
+      }
+      const request = requestFor(messages);
+      // The peer copies the history on every call: at 10,000 messages its garbage is collected
+      // before each side is timed, so that it is never collected while ours runs.
+      const versusPeer = await compare(
+        "middleware",
+        () => ours(request, handler),
+        "peer",
+        () => peer(request, handler),
+        effort,
+        collectGarbage,
+      );
+      middlewareVsPeer.push({ ...versusPeer, shape, size });
+      onWorkload(`${shape}, ${count(size)}`);
+    }
+  }
+  return { engineVsFloor, middlewareVsPeer };
+}
+
+/** Shuffles in place (Fisher-Yates). */
+function shuffle<T>(items: T[]): void {
+  for (let index = items.length - 1; index > 0; index--) {
+    const other = Math.floor(Math.random() * (index + 1));
+    [items[index], items[other]] = [items[other] as T, items[index] as T];
+  }
+}
+
+/** The table's rows: one per workload, with the peer's columns where it ran. */
+function rowsOf(
+  engineVsFloor: readonly WorkloadComparison[],
+  middlewareVsPeer: readonly WorkloadComparison[],
+): Row[] {
+  return engineVsFloor.map((floor) => {
+    const versusPeer = middlewareVsPeer.find(
+      (other) => other.shape === floor.shape && other.size === floor.size,
+    );
+    return {
+      workload: `${floor.shape}, ${count(floor.size)}`,
+      cells: [floor.baselineNs, floor.subjectNs, versusPeer?.subjectNs, versusPeer?.baselineNs],
+      ratios: [floor.ratio, versusPeer?.ratio],
+    };
+  });
+}
+
 function progress(step: string, startedAt: number): void {
   const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
   process.stderr.write(`  ${seconds.padStart(6)} s  ${step}\n`);
@@ -255,10 +323,15 @@ async function compare(
   baseline: string,
   runBaseline: () => unknown,
   effort: Effort,
+  settle?: PairedOptions["settle"],
 ): Promise<Comparison> {
   const probe = Math.max(await warmUp(runSubject, effort), await warmUp(runBaseline, effort));
   if (probe < SLOW_CALL_NS) {
-    const result = await paired(runSubject, runBaseline, effort);
+    // The probe is one call, timed with the clock's overhead: short calls read as a few µs.
+    const result = await paired(runSubject, runBaseline, effort, {
+      short: probe < SHORT_CALL_NS,
+      settle,
+    });
     return { subject, baseline, ...result };
   }
   const slow = { ...effort, minSamples: 2, sampleTimeNs: 0, rounds: 1 };
@@ -282,11 +355,23 @@ async function warmUp(run: () => unknown, effort: Effort): Promise<number> {
  * clean and repair paths are then compiled for all shapes, as in a process that has served
  * agents for a while, and the first workload measured is not the one that pays for it.
  */
-async function warmUpEveryContender(): Promise<void> {
-  const { handler } = answeringHandler();
-  const run = engine();
-  const ours = ourHook();
-  const peer = peerHook();
+/**
+ * The contenders of the workloads, made once: one engine policy and one middleware of each for
+ * every workload, as an application holds them. (A middleware made per workload measured up to
+ * a fifth slower at 10 messages: V8 compiled its code again for each new instance.)
+ */
+interface Contenders {
+  readonly run: ReturnType<typeof engine>;
+  readonly ours: WrapModelCall;
+  readonly peer: WrapModelCall;
+  readonly handler: ReturnType<typeof answeringHandler>["handler"];
+}
+
+function makeContenders(): Contenders {
+  return { run: engine(), ours: ourHook(), peer: peerHook(), handler: answeringHandler().handler };
+}
+
+async function warmUpEveryContender({ run, ours, peer, handler }: Contenders): Promise<void> {
   for (let pass = 0; pass < 50; pass++) {
     for (const size of [10, 100, 1_000]) {
       for (const shape of SHAPES) {

@@ -1,7 +1,9 @@
 /**
  * Timing through mitata's `measure`: batched runs of sub-microsecond functions, warm-up, and the
  * median of the samples. A ratio is taken over rounds that alternate the two sides, so that a
- * machine that slows down for a while slows both sides alike.
+ * machine that slows down for a while slows both sides alike, and is judged by the median of the
+ * rounds' ratios: a round that a collection or another process spoiled is an outlier, not the
+ * verdict. Short calls get many short rounds, since one slow moment weighs most there.
  */
 import { measure } from "mitata";
 
@@ -15,14 +17,33 @@ export interface Effort {
   readonly minSamples: number;
   /** How long each side runs before it is measured, in nanoseconds. */
   readonly warmUpNs: number;
+  /** Rounds, and time per measurement, for calls shorter than {@link SHORT_CALL_NS}. */
+  readonly shortRounds: number;
+  readonly shortSampleTimeNs: number;
+  /**
+   * Fresh processes that each measure the short workloads (10 to 1,000 messages): how V8
+   * compiles the code of one process moves a sub-microsecond call by up to 2x (measured: the same
+   * build at 360 ns in one process, 900 ns in the next), which no number of rounds inside one
+   * process averages out. The verdict reads the median across processes.
+   */
+  readonly processes: number;
 }
 
-/** Quick: the whole suite within a minute on a shared two-core machine. */
+/**
+ * Calls shorter than this get {@link Effort.shortRounds}: at 10 and 100 messages a call takes well
+ * under a microsecond or a few, and a quick run's five rounds left their verdict to chance.
+ */
+export const SHORT_CALL_NS = 20e3;
+
+/** Quick: the whole suite within a minute and a half on a shared two-core machine. */
 export const QUICK_EFFORT: Effort = {
   sampleTimeNs: 8e6,
-  rounds: 5,
+  rounds: 7,
   minSamples: 5,
   warmUpNs: 20e6,
+  shortRounds: 5,
+  shortSampleTimeNs: 2e6,
+  processes: 5,
 };
 /** Full: the numbers BENCHMARKS.md quotes. */
 export const FULL_EFFORT: Effort = {
@@ -30,6 +51,9 @@ export const FULL_EFFORT: Effort = {
   rounds: 9,
   minSamples: 12,
   warmUpNs: 200e6,
+  shortRounds: 15,
+  shortSampleTimeNs: 30e6,
+  processes: 9,
 };
 
 /** The median time of one call of `run`, in nanoseconds. */
@@ -37,6 +61,9 @@ export async function medianNs(run: () => unknown, effort: Effort): Promise<numb
   const stats = await measure(run, {
     min_cpu_time: effort.sampleTimeNs,
     min_samples: effort.minSamples,
+    // A sample of a call under 65 µs is a batch of calls: 512, not mitata's 4,096, which made
+    // one sample of a 1,000-message history 25 ms, whatever the time asked for.
+    batch_samples: 512,
     // No full collection before each measurement: with 100,000-message histories alive it would
     // cost more than the measurement. Collections during one fall into the median's outliers.
     gc: false,
@@ -49,27 +76,67 @@ export interface Paired {
   readonly subjectNs: number;
   readonly baselineNs: number;
   readonly ratio: number;
+  /** The middle half of the rounds' ratios (25th to 75th percentile), when there were rounds. */
+  readonly spread?: readonly [low: number, high: number];
 }
 
-/** Measures `subject` against `baseline` in alternating rounds. */
+/** How a paired comparison runs. */
+export interface PairedOptions {
+  /** Short calls: {@link Effort.shortRounds} rounds of {@link Effort.shortSampleTimeNs}. */
+  readonly short?: boolean;
+  /**
+   * Run before each side of a long call is measured: a full collection where one side leaves
+   * much garbage behind (the peer's copies of 10,000 messages), so that collecting it never
+   * lands on the other side's measurement. Not for short calls: after a full collection V8
+   * recompiles the repair path (the engine measured 4x slower for a few hundred calls, before
+   * this change too), and their garbage is small.
+   */
+  readonly settle?: () => void;
+}
+
+/** Measures `subject` against `baseline` in rounds that alternate which side goes first. */
 export async function paired(
   subject: () => unknown,
   baseline: () => unknown,
   effort: Effort,
+  options: PairedOptions = {},
 ): Promise<Paired> {
+  const rounds = options.short === true ? effort.shortRounds : effort.rounds;
+  const sampled =
+    options.short === true ? { ...effort, sampleTimeNs: effort.shortSampleTimeNs } : effort;
+  const settle = options.short === true ? undefined : options.settle;
+  const time = async (run: () => unknown) => {
+    settle?.();
+    return medianNs(run, sampled);
+  };
   const subjects: number[] = [];
   const baselines: number[] = [];
   const ratios: number[] = [];
-  for (let round = 0; round < effort.rounds; round++) {
-    const first = round % 2 === 0;
-    const a = first ? await medianNs(baseline, effort) : undefined;
-    const s = await medianNs(subject, effort);
-    const b = a ?? (await medianNs(baseline, effort));
+  for (let round = 0; round < rounds; round++) {
+    const baselineFirst = round % 2 === 0;
+    const a = baselineFirst ? await time(baseline) : undefined;
+    const s = await time(subject);
+    const b = a ?? (await time(baseline));
     subjects.push(s);
     baselines.push(b);
     ratios.push(s / b);
   }
-  return { subjectNs: median(subjects), baselineNs: median(baselines), ratio: median(ratios) };
+  return {
+    subjectNs: median(subjects),
+    baselineNs: median(baselines),
+    ratio: median(ratios),
+    spread: [percentile(ratios, 0.25), percentile(ratios, 0.75)],
+  };
+}
+
+/** The `p`-th quantile (0 to 1) of a non-empty list, interpolated between neighbours. */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * p;
+  const below = Math.floor(at);
+  const above = Math.ceil(at);
+  const low = sorted[below] as number;
+  return low + ((sorted[above] as number) - low) * (at - below);
 }
 
 /** The median of a non-empty list. */

@@ -10,7 +10,15 @@ export interface Comparison {
   readonly baseline: string;
   readonly subjectNs: number;
   readonly baselineNs: number;
+  /** The median of the rounds' ratios: what the verdict reads. */
   readonly ratio: number;
+  /**
+   * The middle half of the rounds' ratios, where there were rounds; or, with `processes`, the
+   * lowest and highest of the processes' ratios.
+   */
+  readonly spread?: readonly [low: number, high: number];
+  /** How many processes measured it, when several did (the ratio is their median). */
+  readonly processes?: number;
 }
 
 /** Everything the targets read. */
@@ -87,7 +95,23 @@ export function count(value: number): string {
 }
 
 function where(comparison: WorkloadComparison): string {
-  return `${comparison.shape}, ${count(comparison.size)} messages`;
+  return `${comparison.shape}, ${count(comparison.size)} messages${spreadOf(comparison)}`;
+}
+
+/**
+ * `; middle half of rounds 1.62x-1.75x`, or `; 5 processes 1.58x-1.81x`: how far the ratio read
+ * moved, when it was read more than once.
+ */
+function spreadOf(comparison: Comparison, invert = false): string {
+  if (comparison.spread === undefined) return "";
+  const [low, high] = invert
+    ? [1 / comparison.spread[1], 1 / comparison.spread[0]]
+    : comparison.spread;
+  const over =
+    comparison.processes === undefined
+      ? "middle half of rounds"
+      : `${comparison.processes} processes`;
+  return `; ${over} ${low.toFixed(2)}x-${high.toFixed(2)}x`;
 }
 
 function cleanTarget(measured: Measurements): Verdict {
@@ -126,7 +150,7 @@ function neverSlowerTarget(measured: Measurements): Verdict {
   return {
     target,
     pass: found.ratio <= 1,
-    measured: `at worst ${(1 / found.ratio).toFixed(2)}x faster (${where(found)})`,
+    measured: `at worst ${(1 / found.ratio).toFixed(2)}x faster (${found.shape}, ${count(found.size)} messages${spreadOf(found, true)})`,
   };
 }
 

@@ -13,9 +13,13 @@ import {
   MessageKind,
   messageKindOf,
   toolCallIdOf,
-  toolCallNameOf,
 } from "./messages.js";
-import { firstUnsoundIndex, idsAreDistinct, NESTED_LOOP_LIMIT } from "./well-formed.js";
+import {
+  firstUnsoundIndex,
+  idsAreDistinct,
+  isToolMessage,
+  NESTED_LOOP_LIMIT,
+} from "./well-formed.js";
 import type { RepairTarget } from "./wire.js";
 
 /** A group whose only fault is calls without results. */
@@ -76,22 +80,21 @@ function missingResultsAt(
   const calls = fields.tool_calls;
   if (!Array.isArray(calls) || calls.length === 0 || calls.length > NESTED_LOOP_LIMIT)
     return undefined;
-  if (Array.isArray(fields.content)) return undefined; // Calls may also stand in content blocks.
-  // Responses API output items are sent instead of tool_calls.
-  if ((fields.response_metadata as Fields | null | undefined)?.output != null) return undefined;
-  for (const call of calls) {
+  // Calls may also stand in content blocks, and Responses output items come with them.
+  if (Array.isArray(fields.content)) return undefined;
+  for (let position = 0; position < calls.length; position++) {
+    const call = calls[position] as Fields | null;
     if (!isToolCallEntry(call) || toolCallIdOf(call) === undefined) return undefined;
-    if (toolCallNameOf(call) === undefined) return undefined;
-    // A custom or computer call wants an answer of its own type on the Responses API.
-    if ((call as Fields).isCustomTool === true || (call as Fields).isComputerTool === true) {
-      return undefined;
-    }
+    // A call without a name needs one (and a message with text content makes function calls).
+    const name = (call as Fields).name;
+    if (typeof name !== "string" || name === "") return undefined;
   }
   if (!idsAreDistinct(calls)) return undefined;
   let end = aiIndex + 1;
-  while (end < messages.length && messageKindOf(messages[end]) === MessageKind.Tool) end++;
+  while (end < messages.length && isToolMessage(messages[end])) end++;
   // Anthropic results in the human message after the group may answer its calls.
-  if (end < messages.length && hasResultBlocks(messages[end])) return undefined;
+  const next = messages[end] as Fields | null | undefined;
+  if (next != null && typeof next.content !== "string" && hasResultBlocks(next)) return undefined;
   // Filled in a loop: `fill` measured as the costliest line of a repair.
   const resultIndexes: number[] = new Array(calls.length);
   for (let position = 0; position < calls.length; position++) resultIndexes[position] = -1;
@@ -108,9 +111,10 @@ function missingResultsAt(
   return { aiIndex, end, calls, resultIndexes, missing };
 }
 
+/** The position of the call with this id; every call is an object with a string id here. */
 function positionOf(calls: readonly unknown[], id: string): number {
   for (let position = 0; position < calls.length; position++) {
-    if (toolCallIdOf(calls[position]) === id) return position;
+    if ((calls[position] as Fields).id === id) return position;
   }
   return -1;
 }

@@ -12,8 +12,6 @@ import {
   copyWith,
   MessageKind,
   messageKindOf,
-  toolCallIdOf,
-  toolCallNameOf,
   toolMessageNameOf,
   withAnsweredId,
 } from "./messages.js";
@@ -36,7 +34,6 @@ import {
   hasInvalidListedArguments,
   isUnsynced,
   lacksName,
-  listedKindOf,
   REPAIR_TARGETS,
   type RepairTarget,
   readWire,
@@ -186,12 +183,18 @@ export function repairToolCalls<T>(
   }
 }
 
-const TARGETS: ReadonlySet<unknown> = new Set(REPAIR_TARGETS);
-
 function targetOf(policy: RepairPolicy, context: RepairContext | undefined): RepairTarget {
   const target = context?.target;
   if (target === undefined) return policy.target;
-  if (TARGETS.has(target)) return target;
+  // Compared one by one: cheaper than a set's hash, on every model call.
+  if (
+    target === "any" ||
+    target === "openai-completions" ||
+    target === "openai-responses" ||
+    target === "anthropic"
+  ) {
+    return target;
+  }
   throw new ToolCallResilienceOptionsError(
     [
       {
@@ -720,17 +723,6 @@ function localeOf(context: RepairContext | undefined, policy: RepairPolicy): str
   }
 }
 
-/** A call to answer with a placeholder: where it was made, and what it is. */
-interface DanglingCall {
-  /** Index, in the input, of its AI message. */
-  readonly aiIndex: number;
-  readonly id: string;
-  readonly name: string;
-  readonly reason: PlaceholderReason;
-  /** How the target's client sends it, and so what shape its answer takes. */
-  readonly kind: CallKind;
-}
-
 /** Makes placeholders, and keeps the list of repairs: one for each placeholder, and the others. */
 class RepairLog {
   readonly #policy: RepairPolicy;
@@ -762,9 +754,19 @@ class RepairLog {
     this.#repairs[this.#written++] = repair;
   }
 
-  /** The placeholder for a dangling call, which the caller writes at `outputIndex`. */
-  placeholder(call: DanglingCall, outputIndex: number): ToolMessage {
-    const { id, name, reason } = call;
+  /**
+   * The placeholder for the call `id` (tool `name`, of `kind`) of the AI message at `aiIndex` in
+   * the input, which the caller writes at `outputIndex`. Given field by field: this runs for every
+   * dangling call, where an object per call showed.
+   */
+  placeholder(
+    aiIndex: number,
+    id: string,
+    name: string,
+    reason: PlaceholderReason,
+    kind: CallKind,
+    outputIndex: number,
+  ): ToolMessage {
     if (!this.#localeResolved) {
       this.#locale = localeOf(this.#context, this.#policy);
       this.#localeResolved = true;
@@ -779,17 +781,13 @@ class RepairLog {
       toolCallId: id,
       toolName: name,
       reason,
-      callIndex: call.aiIndex,
+      callIndex: aiIndex,
       outputIndex,
     };
     if (error !== undefined) repair.placeholderError = error;
     this.record(repair);
-    return createPlaceholder(
-      call,
-      text,
-      answerKindOf(call.kind, this.#target) ?? "function",
-      this.#policy,
-    );
+    const answer = answerKindOf(kind, this.#target) ?? "function";
+    return createPlaceholder(id, name, reason, text, answer, this.#policy);
   }
 }
 
@@ -842,15 +840,17 @@ function insertPlaceholders<T>(
         continue;
       }
       const call = group.calls[position] as Record<string, unknown>;
-      const id = toolCallIdOf(call) as string;
-      const dangling: DanglingCall = {
-        aiIndex: group.aiIndex,
+      const id = call.id as string;
+      // The shortcut's calls have ids and names (missing-results.ts checks), and make function
+      // calls (text content).
+      output[written] = log.placeholder(
+        group.aiIndex,
         id,
-        name: toolCallNameOf(call) ?? UNKNOWN_TOOL_NAME,
-        reason: hasInvalidListedArguments(ai, call, id) ? "invalid_arguments" : "interrupted",
-        kind: listedKindOf(call, undefined),
-      };
-      output[written] = log.placeholder(dangling, written);
+        call.name as string,
+        hasInvalidListedArguments(ai, call, id) ? "invalid_arguments" : "interrupted",
+        "function",
+        written,
+      );
       written++;
     }
     copied = keepOrder ? group.aiIndex + 1 : group.end;
@@ -890,15 +890,11 @@ function rebuild<T>(
   const emitPlaceholder = (slot: CallSlot) =>
     output.push(
       log.placeholder(
-        {
-          aiIndex: inputIndexOf(slot.owner.index),
-          id: slot.id,
-          name: slot.name,
-          reason: hasInvalidArguments(slot.owner.message, slot.wire)
-            ? "invalid_arguments"
-            : "interrupted",
-          kind: slot.wire.kind,
-        },
+        inputIndexOf(slot.owner.index),
+        slot.id,
+        slot.name,
+        hasInvalidArguments(slot.owner.message, slot.wire) ? "invalid_arguments" : "interrupted",
+        slot.wire.kind,
         output.length,
       ),
     );
@@ -1032,21 +1028,23 @@ export const SYNTHETIC_REASON_KEY = "synthetic_reason";
  * blank screenshot, the only content such an output can have.
  */
 function createPlaceholder(
-  call: DanglingCall,
+  id: string,
+  name: string,
+  reason: PlaceholderReason,
   text: string,
   answerKind: CallKind,
   policy: RepairPolicy,
 ): ToolMessage {
   const fields: ConstructorParameters<typeof ToolMessage>[0] & object = {
     content: answerKind === "computer" ? BLANK_SCREENSHOT : text,
-    tool_call_id: call.id,
-    name: call.name,
+    tool_call_id: id,
+    name,
     status: "error",
   };
   if (answerKind === "custom") fields.additional_kwargs = { customTool: true };
   if (answerKind === "computer") fields.additional_kwargs = { type: "computer_call_output" };
   if (policy.markSynthetic) {
-    fields.response_metadata = { [SYNTHETIC_MARKER]: true, [SYNTHETIC_REASON_KEY]: call.reason };
+    fields.response_metadata = { [SYNTHETIC_MARKER]: true, [SYNTHETIC_REASON_KEY]: reason };
   }
   return new ToolMessage(fields);
 }

@@ -5,7 +5,7 @@
  * results in another order than their calls with duplicates) is reported as where the careful
  * analysis must start, and that analysis decides.
  */
-import { hasResultBlocks, leadingResultIdsOf } from "./human-results.js";
+import { leadingResultIdsOf } from "./human-results.js";
 import { answeredToolCallIdOf, MessageKind, messageKindOf } from "./messages.js";
 import {
   answerKindOf,
@@ -34,9 +34,10 @@ export const NESTED_LOOP_LIMIT = 32;
  * with an id of its own and a name. A tool message that answers no call of its group (a stray) is
  * accepted only with `keepStrays`; otherwise its index, or its group's, is returned. Which calls
  * a message makes is read as `target`'s client sends them (`wire.ts`); for `"any"`, every client
- * must send the same calls. Anthropic `tool_result` blocks in a human message answer the calls
- * before it for `"anthropic"` alone, when they are that message's whole group; anywhere else they
- * need a repair (or are strays).
+ * must send the same calls. Anthropic `tool_result` blocks in a human message right after calls
+ * answer them for `"anthropic"` alone, when they are that message's whole group; for every other
+ * target such a group needs a repair. Such blocks anywhere else are not looked for here: they
+ * answer no call, and the repair drops them when the history needs one for something else.
  *
  * Everything before the returned index is well formed, and no later message can change that:
  * results only ever answer calls made before them, and every call before the index is answered.
@@ -69,15 +70,11 @@ export function firstUnsoundIndex(
     }
     const type = message.type;
     if (type !== "ai") {
-      if (type === "system") {
-        index++;
-        continue;
-      }
-      if (type === "human") {
-        // Results in a human message's blocks, where no call of its own group awaits them.
-        if (!keepStrays && Array.isArray(message.content) && hasResultBlocks(message)) {
-          return index === lastGroupEnd ? lastGroup : index;
-        }
+      if (type === "human" || type === "system") {
+        // Anthropic results in a human message are read where a group's calls lack answers (its
+        // check looks at the message right after it); anywhere else they answer no call, and
+        // are dropped or moved only when the history needs a repair for something else. A check
+        // of every human message here measured as a tenth of the clean path.
         index++;
         continue;
       }
@@ -85,22 +82,19 @@ export function firstUnsoundIndex(
       if (kind === MessageKind.Tool && !keepStrays)
         return index === lastGroupEnd ? lastGroup : index;
       if (kind !== MessageKind.Ai) {
-        if (!keepStrays && hasResultBlocks(message)) {
-          return index === lastGroupEnd ? lastGroup : index;
-        }
         index++;
         continue;
       }
     }
     const calls = message.tool_calls as readonly unknown[];
+    // Calls may also stand in content blocks (Anthropic, v1) or, with them, in Responses output
+    // items: the Responses client always writes content blocks, so its messages (and their
+    // custom and computer calls) never take the fast path. A message with text content makes
+    // the calls of its tool_calls (or raw list), as every client reads it.
     const hasBlocks = Array.isArray(message.content);
-    // Responses API output items, sent instead of tool_calls. The Responses client always writes
-    // content blocks, so its messages (and their custom and computer calls) never take the fast
-    // path; a message with text content is read as tool_calls of function calls.
-    const output = (message.response_metadata as Fields | null | undefined)?.output;
-    // Calls listed in `tool_calls` alone: with content blocks, calls may also stand there.
-    const listedOnly = Array.isArray(calls) && calls.length > 0 && !hasBlocks && output == null;
-    if (!listedOnly && !hasBlocks && output == null) {
+    // Calls listed in `tool_calls` alone.
+    const listedOnly = Array.isArray(calls) && calls.length > 0 && !hasBlocks;
+    if (!listedOnly && !hasBlocks) {
       // No listed calls and no content blocks: an answer, unless raw calls make calls after all.
       // A tool message after it answers nothing, and the loop treats it as it would after a human.
       const raw = (message.additional_kwargs as Fields | null | undefined)?.tool_calls;
@@ -126,23 +120,41 @@ export function firstUnsoundIndex(
         continue;
       }
     }
-    let groupEnd = groupStart;
-    while (groupEnd < end && isToolMessage(messages[groupEnd])) groupEnd++;
-    const answered =
-      listedOnly && calls.length <= NESTED_LOOP_LIMIT
-        ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
-        : groupAnswersWireCalls(messages, message, groupStart, groupEnd, keepStrays, target);
-    if (answered) {
-      index = groupEnd;
-      continue;
-    }
-    if (target === "anthropic" && groupEnd === groupStart && humanAnswersGroup(messages, index)) {
-      index = groupStart + 1;
-      continue;
-    }
-    return index;
+    const groupEnd = groupAnsweredUpTo(messages, index, listedOnly, keepStrays, target);
+    if (groupEnd < 0) return index;
+    lastGroup = index;
+    index = groupEnd;
+    lastGroupEnd = groupEnd;
   }
   return end;
+}
+
+/**
+ * The careful check of one AI message's group, off the loop's usual path (keeping the loop small
+ * keeps it fast): the index after the group when it answers every call, else -1.
+ */
+function groupAnsweredUpTo(
+  messages: readonly unknown[],
+  index: number,
+  listedOnly: boolean,
+  keepStrays: boolean,
+  target: RepairTarget,
+): number {
+  const message = messages[index] as Fields;
+  const calls = message.tool_calls as readonly unknown[];
+  const groupStart = index + 1;
+  let groupEnd = groupStart;
+  while (groupEnd < messages.length && isToolMessage(messages[groupEnd])) groupEnd++;
+  const answered =
+    listedOnly && calls.length <= NESTED_LOOP_LIMIT
+      ? groupAnswersListedCalls(messages, calls, groupStart, groupEnd, keepStrays)
+      : groupAnswersWireCalls(messages, message, groupStart, groupEnd, keepStrays, target);
+  if (answered) return groupEnd;
+  // For Anthropic, results may stand as tool_result blocks in the human message right after.
+  if (target === "anthropic" && groupEnd === groupStart && humanAnswersGroup(messages, index)) {
+    return groupStart + 1;
+  }
+  return -1;
 }
 
 /**
@@ -164,8 +176,8 @@ function resultsInCallOrder(
     const call = calls[position] as Fields | null | undefined;
     const id = call?.id;
     if (typeof id !== "string" || id === "") return -1;
-    const name = (call as Fields).name;
-    if (typeof name !== "string" || name === "") return -1;
+    // No name (or an empty one): the careful check reads it. Any other name passes, as ids do.
+    if (!(call as Fields).name) return -1;
     const result = messages[groupStart + position] as Fields | null | undefined;
     if (result?.type !== "tool" || result.tool_call_id !== id) return -1;
     if (count === 1) break;
@@ -197,7 +209,7 @@ function madeEarlier(calls: readonly unknown[], position: number, id: string): b
  * `messageKindOf(message) === MessageKind.Tool`, with its common cases written out: classifying
  * through messageKindOf here and in the loop made the clean path about 40% slower (BENCHMARKS.md).
  */
-function isToolMessage(message: unknown): boolean {
+export function isToolMessage(message: unknown): boolean {
   if (message == null) return false;
   const type = (message as Fields).type;
   if (type === "tool") return true;
@@ -233,7 +245,7 @@ function groupAnswersListedCalls(
     }
     const id = call.id;
     if (typeof id !== "string" || id === "") return false;
-    if (typeof call.name !== "string" || call.name === "") return false;
+    if (!call.name) return false;
     // Every message of the group is a tool message, so an object.
     const inOrder = groupStart + position;
     if (inOrder < groupEnd && (messages[inOrder] as Fields).tool_call_id === id) continue;

@@ -138,7 +138,7 @@ export function sentOutputOf(fields: Fields): readonly unknown[] | undefined {
 }
 
 /** The call kind of a `tool_calls` entry, by the flags ChatOpenAI's Responses client sets. */
-export function listedKindOf(call: Fields, customIds: Fields | undefined): CallKind {
+function listedKindOf(call: Fields, customIds: Fields | undefined): CallKind {
   if (call.isComputerTool === true) return "computer";
   if (call.isCustomTool === true) return "custom";
   const id = idOf(call.id);
@@ -236,7 +236,9 @@ export function readWire(message: unknown): WireView | undefined {
       source: block,
     });
   }
-  const output = sentOutputOf(fields) ?? NONE;
+  // The Responses client always writes content blocks; a message with text content is read by
+  // its tool_calls, as the clean path reads it.
+  const output = Array.isArray(fields.content) ? (sentOutputOf(fields) ?? NONE) : NONE;
   for (let position = 0; position < output.length; position++) {
     const item = output[position] as Fields;
     const kind = CALL_ITEM_KINDS[item.type as string];

@@ -82,6 +82,9 @@ export interface Recording {
   readonly tracing: boolean;
 }
 
+/** What {@link RepairTelemetry.lookUp} finds when no meter provider and no tracer records. */
+const NOT_RECORDING: Recording = Object.freeze({ metrics: undefined, tracing: false });
+
 /** What the telemetry reads from a model request. */
 export interface ObservedModelCall {
   readonly model: unknown;
@@ -188,6 +191,8 @@ export class RepairTelemetry {
     } catch {
       // Left true: recording the span reports the failure.
     }
+    // Nothing is built when nothing records: this runs before every model call.
+    if (metrics?.instruments === undefined && !tracing) return NOT_RECORDING;
     return { metrics, tracing };
   }
 

@@ -1,6 +1,7 @@
 /** The targets' verdicts, from measurements made up for the purpose: no timing in tests. */
 import { describe, expect, it } from "vitest";
 import type { Shape } from "../../bench/histories.js";
+import { percentile } from "../../bench/measure.js";
 import {
   type Comparison,
   evaluateTargets,
@@ -103,5 +104,29 @@ describe("performance targets", () => {
       pass: false,
       measured: "not measured",
     });
+  });
+});
+
+describe("what a verdict reads", () => {
+  it("is the median of the rounds' ratios, and says how wide their middle half was", () => {
+    const spread: [number, number] = [1.62, 1.75];
+    const clean = { ...workload("clean", 1_000, 1.7), spread };
+    expect(verdict(measurements({ engineVsFloor: [clean] }), "Clean").measured).toBe(
+      "at worst 1.70x the floor (clean, 1,000 messages; middle half of rounds 1.62x-1.75x)",
+    );
+    const peer = {
+      ...workload("parallel-one-dangling", 10, 0.8),
+      spread: [0.75, 0.9] as [number, number],
+    };
+    expect(verdict(measurements({ middlewareVsPeer: [peer] }), "Never").measured).toBe(
+      "at worst 1.25x faster (parallel-one-dangling, 10 messages; middle half of rounds 1.11x-1.33x)",
+    );
+  });
+
+  it("takes quantiles between neighbours, whatever the order of the rounds", () => {
+    expect(percentile([3, 1, 2, 4], 0.5)).toBe(2.5);
+    expect(percentile([3, 1, 2, 4, 5], 0.25)).toBe(2);
+    expect(percentile([1, 2, 3, 4], 0.75)).toBe(3.25);
+    expect(percentile([7], 0.25)).toBe(7);
   });
 });

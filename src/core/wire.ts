@@ -137,6 +137,14 @@ export function sentOutputOf(fields: Fields): readonly unknown[] | undefined {
   return output;
 }
 
+/**
+ * The name of a `tool_calls` entry: `name`, or `function.name` for the OpenAI shape a plain
+ * history may use (which every client that reads such a history sends).
+ */
+function listedNameOf(call: Fields): string | undefined {
+  return nameOf(call.name) ?? nameOf(fieldsOf(call.function)?.name);
+}
+
 /** The call kind of a `tool_calls` entry, by the flags ChatOpenAI's Responses client sets. */
 function listedKindOf(call: Fields, customIds: Fields | undefined): CallKind {
   if (call.isComputerTool === true) return "computer";
@@ -186,7 +194,7 @@ export function readWire(message: unknown): WireView | undefined {
     if (call === undefined) continue;
     calls.push({
       id: idOf(call.id),
-      name: nameOf(call.name),
+      name: listedNameOf(call),
       kind: v1 ? "function" : listedKindOf(call, customIds),
       listed: position,
       raw: -1,
@@ -372,7 +380,8 @@ export function lacksName(
     return channel === "block" || (!view.v1 && channel === "listed" && call.block < 0);
   };
   if (call.listed >= 0 && reads("listed")) {
-    if (nameOf(fieldsOf(listOf(fields.tool_calls)[call.listed])?.name) === undefined) return true;
+    const listed = fieldsOf(listOf(fields.tool_calls)[call.listed]);
+    if (listed === undefined || listedNameOf(listed) === undefined) return true;
   }
   if (call.raw >= 0 && reads("raw")) {
     const raw = listOf(fieldsOf(fields.additional_kwargs)?.tool_calls)[call.raw];

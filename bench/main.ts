@@ -240,8 +240,11 @@ async function measureWorkloads(
   for (const { size, shape } of workloads) {
     {
       // What the previous workload left behind (the peer's copies run to gigabytes at 10,000
-      // messages) is collected now, not by collector threads while this one is timed.
-      collectGarbage();
+      // messages) is collected now, not by collector threads while this one is timed. Not
+      // before short workloads: what they leave is small, and after a full collection V8 runs
+      // the repair path up to four times slower until it has compiled it again (both before and
+      // after the wire model), which the warm-up before timing did not always cover.
+      if (size >= 10_000) collectGarbage();
       const workload = buildHistory(size, shape);
       const { messages } = workload;
       const peerRuns = !quick || size <= QUICK_PEER_MAX_SIZE;

@@ -118,7 +118,7 @@ function nameOf(value: unknown): string | undefined {
 }
 
 /** Whether a message is in LangChain's v1 output format, whose content blocks are what is sent. */
-export function isV1Message(fields: Fields): boolean {
+function isV1Message(fields: Fields): boolean {
   return fieldsOf(fields.response_metadata)?.output_version === "v1";
 }
 
@@ -126,7 +126,7 @@ export function isV1Message(fields: Fields): boolean {
  * `response_metadata.output` when the Responses converter sends it instead of `tool_calls`: a v0
  * message whose output is a non-empty list of items that each have a string `type`.
  */
-export function sentOutputOf(fields: Fields): readonly unknown[] | undefined {
+function sentOutputOf(fields: Fields): readonly unknown[] | undefined {
   const metadata = fieldsOf(fields.response_metadata);
   if (metadata === undefined || metadata.output_version === "v1") return undefined;
   const output = metadata.output;
@@ -281,7 +281,7 @@ export function readWire(message: unknown): WireView | undefined {
  * @param serverIds - ids of Anthropic `server_tool_use` blocks: a `tool_calls` entry with one of
  *   them is never appended by ChatAnthropic
  */
-export function isSentBy(
+function isSentBy(
   view: WireView,
   call: WireCall,
   target: RepairTarget,
@@ -305,7 +305,7 @@ export function isSentBy(
 }
 
 /** The ids of an AI message's Anthropic `server_tool_use` blocks; empty for most messages. */
-export function serverToolUseIdsOf(message: unknown): ReadonlySet<string> {
+function serverToolUseIdsOf(message: unknown): ReadonlySet<string> {
   const content = listOf(fieldsOf(message)?.content);
   let ids: Set<string> | undefined;
   for (const block of content) {

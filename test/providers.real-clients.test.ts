@@ -12,8 +12,18 @@ import { ChatOpenAI } from "@langchain/openai";
 import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { danglingToolCallMiddleware, PLACEHOLDER_CATALOG, repairTargetOf } from "../src/index.js";
+import {
+  danglingToolCallMiddleware,
+  PLACEHOLDER_CATALOG,
+  repairTargetOf,
+  withToolCallRepair,
+} from "../src/index.js";
 import { onThread, stallingSearchTool } from "./helpers/agent.js";
+import {
+  approvedAndRejected,
+  functionCall,
+  responsesAIMessage,
+} from "./helpers/client-messages.js";
 import {
   anthropicViolations,
   openAIViolations,
@@ -298,5 +308,31 @@ describe("createAgent with the real ChatOpenAI on the Responses API, a run abort
     expect(types[call + 1]).toBe("function_call_output");
     expect(request.raw).toContain(PLACEHOLDER_CATALOG.en.interrupted);
     expect(request.raw).not.toContain("synthetic");
+  });
+});
+
+describe("withToolCallRepair on the Responses client", () => {
+  const calls = [
+    functionCall("c_email", "send_email", '{"to":"ops"}'),
+    functionCall("c_delete", "delete_records", '{"table":"users"}'),
+  ];
+  const history = () => [
+    new HumanMessage("Email ops, then delete users."),
+    ...approvedAndRejected(responsesAIMessage(calls), "c_delete"),
+  ];
+
+  it("sends the approved call unanswered without the wrapper, and gets the API's 400", async () => {
+    await expect(chatOpenAI({ useResponsesApi: true }).invoke(history())).rejects.toThrow(
+      "No tool output found for function call c_email.",
+    );
+  });
+
+  it("repairs for the Responses API with it: the model's own client, read from the model", async () => {
+    const model = withToolCallRepair(chatOpenAI({ useResponsesApi: true }), { logger: false });
+    const answer = await model.invoke(history());
+    expect(answer.text).toBe(COMPLETION_TEXT);
+    const request = lastRequest("responses");
+    expect(request.status).toBe(200);
+    expect(responsesViolations(sentOf(request))).toEqual([]);
   });
 });

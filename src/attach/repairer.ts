@@ -231,8 +231,6 @@ export interface Repairer {
   readonly locale: string | LocaleResolver | undefined;
   /** The target every request is repaired for, or `"auto"`: read from each request's model. */
   readonly target: RepairTarget | "auto";
-  /** With `"auto"`: the last model and tools asked about, and their target (one model is usual). */
-  lastTarget: { model: unknown; tools: unknown; target: RepairTarget } | undefined;
   readonly telemetry: RepairTelemetry;
 }
 
@@ -241,13 +239,11 @@ export function targetOfRequest(
   repairer: Repairer,
   request: { readonly model?: unknown; readonly tools?: readonly unknown[] },
 ): RepairTarget {
-  if (repairer.target !== "auto") return repairer.target;
-  const { model, tools } = request;
-  const last = repairer.lastTarget;
-  if (last !== undefined && last.model === model && last.tools === tools) return last.target;
-  const target = repairTargetOf(model, tools);
-  repairer.lastTarget = { model, tools, target };
-  return target;
+  // Not kept between calls: asking costs tens of nanoseconds, and a model made by initChatModel
+  // may hold another model on the next call.
+  return repairer.target === "auto"
+    ? repairTargetOf(request.model, request.tools)
+    : repairer.target;
 }
 
 /** One context per target, for requests without a locale of their own: none is built per call. */
@@ -644,7 +640,6 @@ export function repairerFrom(
     logger,
     locale,
     target,
-    lastTarget: undefined,
     telemetry: new RepairTelemetry({ ...settings, onFailure: telemetryFailureLogger(logger) }),
   };
 }

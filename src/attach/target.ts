@@ -42,22 +42,12 @@ const OPENAI_HALVES: Readonly<Record<string, RepairTarget>> = {
  * ```
  */
 export function repairTargetOf(model: unknown, tools?: readonly unknown[]): RepairTarget {
-  if (model === null || (typeof model !== "object" && typeof model !== "function")) return "any";
-  // Asked before every model call, mostly with the same model and tools: the answer is kept.
-  const known = answers.get(model);
-  if (known !== undefined && known.tools === tools) return known.target;
-  let target: RepairTarget;
   try {
-    target = targetOf(model, tools, 0);
+    return targetOf(model, tools, 0);
   } catch {
-    target = "any";
+    return "any";
   }
-  answers.set(model, { tools, target });
-  return target;
 }
-
-/** The last answer per model, for the tools it was asked with. */
-const answers = new WeakMap<object, { tools: unknown; target: RepairTarget }>();
 
 function targetOf(
   model: unknown,

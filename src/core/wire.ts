@@ -405,13 +405,7 @@ export function lacksName(
 export function hasInvalidArguments(message: unknown, call: WireCall): boolean {
   const fields = fieldsOf(message);
   if (fields === undefined) return false;
-  if (call.id !== undefined) {
-    for (const entry of listOf(fields.invalid_tool_calls)) {
-      if (idOf(fieldsOf(entry)?.id) === call.id) return true;
-    }
-  }
-  const source = fieldsOf(call.source);
-  if (!parses(fieldsOf(source?.function)?.arguments)) return true;
+  if (hasInvalidListedArguments(fields, fieldsOf(call.source), call.id)) return true;
   if (call.raw >= 0) {
     const raw = listOf(fieldsOf(fields.additional_kwargs)?.tool_calls)[call.raw];
     if (!parses(fieldsOf(fieldsOf(raw)?.function)?.arguments)) return true;
@@ -424,15 +418,20 @@ export function hasInvalidArguments(message: unknown, call: WireCall): boolean {
 }
 
 /**
- * {@link hasInvalidArguments} for a `tool_calls` entry of a message whose calls stand there alone:
- * its id in `invalid_tool_calls`, or OpenAI-shaped arguments that do not parse.
+ * {@link hasInvalidArguments} read from a `tool_calls` entry alone (or whichever entry `call` is),
+ * which is all there is for a message whose calls stand there alone: its id in
+ * `invalid_tool_calls`, or OpenAI-shaped arguments that do not parse.
  */
-export function hasInvalidListedArguments(message: unknown, call: Fields, id: string): boolean {
+export function hasInvalidListedArguments(
+  message: unknown,
+  call: Fields | undefined,
+  id: string | undefined,
+): boolean {
   const invalid = fieldsOf(message)?.invalid_tool_calls;
-  if (Array.isArray(invalid) && invalid.length > 0) {
+  if (id !== undefined && Array.isArray(invalid) && invalid.length > 0) {
     for (const entry of invalid) if (idOf(fieldsOf(entry)?.id) === id) return true;
   }
-  return !parses(fieldsOf(call.function)?.arguments);
+  return !parses(fieldsOf(call?.function)?.arguments);
 }
 
 /** Whether arguments given as text parse as JSON; anything not text is taken as parsed. */

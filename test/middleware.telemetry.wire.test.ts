@@ -5,17 +5,15 @@
  * API) in createAgent against the strict local server, with an in-memory metric reader.
  */
 import { HumanMessage } from "@langchain/core/messages";
-import { Command, MemorySaver } from "@langchain/langgraph";
-import { ChatOpenAI } from "@langchain/openai";
-import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
+import { createAgent } from "langchain";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import {
   danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
 } from "../src/index.js";
-import { onThread } from "./helpers/agent.js";
+import { APPROVAL_CALLS, approveEmailRejectDeletion, searchTool } from "./helpers/agent.js";
+import { chatOpenAIOn } from "./helpers/provider-clients.js";
 import {
   COMPLETION_TEXT,
   type StrictProviderServer,
@@ -37,36 +35,10 @@ afterEach(async () => {
   harness = metricsHarness();
 });
 
-const search = tool(async ({ query }) => `results for ${query}`, {
-  name: "search",
-  description: "Searches the web.",
-  schema: z.object({ query: z.string() }),
-});
-const sendEmail = tool(async () => "sent", {
-  name: "send_email",
-  description: "Sends an email.",
-  schema: z.object({ to: z.string() }),
-});
-const deleteRecords = tool(async () => "deleted", {
-  name: "delete_records",
-  description: "Deletes records.",
-  schema: z.object({ table: z.string() }),
-});
-
 const apis = {
   "Chat Completions": { api: "openai", useResponsesApi: false },
   "the Responses API": { api: "responses", useResponsesApi: true },
 } as const;
-
-function model(useResponsesApi: boolean) {
-  return new ChatOpenAI({
-    model: "gpt-4.1",
-    apiKey: "test-key",
-    maxRetries: 0,
-    configuration: { baseURL: server.openAIBaseURL },
-    useResponsesApi,
-  });
-}
 
 function middleware() {
   return danglingToolCallMiddleware({ logger: false, meterProvider: harness.meterProvider });
@@ -89,8 +61,8 @@ describe("a call whose arguments were cut off, next to one that ran", () => {
         ],
       });
       const agent = createAgent({
-        model: model(useResponsesApi),
-        tools: [search],
+        model: chatOpenAIOn(server, { useResponsesApi }),
+        tools: [searchTool()],
         middleware: [middleware()],
       });
       const state = await agent.invoke({ messages: [new HumanMessage("Find x.")] });
@@ -119,27 +91,12 @@ describe("approve one parallel call, reject the other", () => {
 
   for (const [name, { api, useResponsesApi }] of Object.entries(apis)) {
     it(`${name}: the approved call counts as dangling only where the client sends it`, async () => {
-      server.script(api, {
-        calls: [
-          { id: "c_email", name: "send_email", args: { to: "ops" } },
-          { id: "c_delete", name: "delete_records", args: { table: "users" } },
-        ],
+      server.script(api, { calls: APPROVAL_CALLS });
+      const state = await approveEmailRejectDeletion({
+        model: chatOpenAIOn(server, { useResponsesApi }),
+        middleware: [middleware()],
+        threadId: `approval-${api}`,
       });
-      const agent = createAgent({
-        model: model(useResponsesApi),
-        tools: [sendEmail, deleteRecords],
-        checkpointer: new MemorySaver(),
-        middleware: [
-          humanInTheLoopMiddleware({ interruptOn: { send_email: true, delete_records: true } }),
-          middleware(),
-        ],
-      });
-      const thread = onThread(`approval-${api}`);
-      await agent.invoke({ messages: [new HumanMessage("Email ops, delete users.")] }, thread);
-      const state = await agent.invoke(
-        new Command({ resume: { decisions: [{ type: "approve" }, { type: "reject" }] } }),
-        thread,
-      );
       expect(state.messages.at(-1)?.text).toBe(COMPLETION_TEXT);
       expect(await harness.sum(METRIC_TOOL_CALLS)).toBe(2);
       const dangling = expected[name as keyof typeof expected];

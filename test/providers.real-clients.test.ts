@@ -5,11 +5,9 @@
  * send it to a strict local server that applies each provider's tool-calling rules and answers
  * with the provider's own error text.
  */
-import { ChatAnthropic } from "@langchain/anthropic";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { Command, MemorySaver } from "@langchain/langgraph";
-import { ChatOpenAI } from "@langchain/openai";
-import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
+import { MemorySaver } from "@langchain/langgraph";
+import { createAgent, tool } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -18,12 +16,20 @@ import {
   repairTargetOf,
   withToolCallRepair,
 } from "../src/index.js";
-import { onThread, stallingSearchTool } from "./helpers/agent.js";
+import {
+  APPROVAL_CALLS,
+  abortMidTool,
+  approveEmailRejectDeletion,
+  onThread,
+  REJECTION_MESSAGE,
+  stallingSearchTool,
+} from "./helpers/agent.js";
 import {
   approvedAndRejected,
   functionCall,
   responsesAIMessage,
 } from "./helpers/client-messages.js";
+import { chatAnthropicOn, chatOpenAIOn } from "./helpers/provider-clients.js";
 import {
   anthropicViolations,
   openAIViolations,
@@ -78,25 +84,9 @@ function misplacedThread(): BaseMessage[] {
   ];
 }
 
-function chatOpenAI(fields: { useResponsesApi?: boolean } = {}) {
-  return new ChatOpenAI({
-    model: "gpt-4.1",
-    apiKey: "test-key",
-    maxRetries: 0,
-    configuration: { baseURL: server.openAIBaseURL },
-    ...fields,
-  });
-}
-
-function chatAnthropic(fields: { outputVersion?: "v0" | "v1" } = {}) {
-  return new ChatAnthropic({
-    model: "claude-sonnet-4-5",
-    apiKey: "test-key",
-    maxRetries: 0,
-    anthropicApiUrl: server.anthropicApiUrl,
-    ...fields,
-  });
-}
+const chatOpenAI = (fields: { useResponsesApi?: boolean } = {}) => chatOpenAIOn(server, fields);
+const chatAnthropic = (fields: { outputVersion?: "v0" | "v1" } = {}) =>
+  chatAnthropicOn(server, fields);
 
 /** What each API's body sends as the conversation. */
 function sentOf(request: ReceivedRequest): unknown[] {
@@ -182,18 +172,6 @@ describe.each(Object.keys(clients) as (keyof typeof clients)[])("%s client", (pr
   });
 });
 
-/** Tools for an approval flow: both need a human's approval before they run. */
-const sendEmail = tool(async () => "sent", {
-  name: "send_email",
-  description: "Sends an email.",
-  schema: z.object({ to: z.string() }),
-});
-const deleteRecords = tool(async () => "deleted", {
-  name: "delete_records",
-  description: "Deletes records.",
-  schema: z.object({ table: z.string() }),
-});
-
 const approvalClients = {
   "the Responses client (ChatOpenAI, useResponsesApi)": {
     api: "responses",
@@ -210,37 +188,13 @@ const approvalClients = {
 describe.each(Object.entries(approvalClients))(
   "approve one parallel call, reject the other: %s",
   (_name, client) => {
-    /**
-     * The model calls both tools; humanInTheLoopMiddleware interrupts; the human approves the email
-     * and rejects the deletion. The middleware then sets tool_calls to the rejected call alone and
-     * goes back to the model, while the call blocks or output items the client sends still hold both.
-     */
     async function approveAndReject(middleware: ReturnType<typeof danglingToolCallMiddleware>[]) {
-      server.script(client.api, {
-        calls: [
-          { id: "c_email", name: "send_email", args: { to: "ops" } },
-          { id: "c_delete", name: "delete_records", args: { table: "users" } },
-        ],
-      });
-      const agent = createAgent({
+      server.script(client.api, { calls: APPROVAL_CALLS });
+      return approveEmailRejectDeletion({
         model: client.model(),
-        tools: [sendEmail, deleteRecords],
-        checkpointer: new MemorySaver(),
-        middleware: [
-          humanInTheLoopMiddleware({ interruptOn: { send_email: true, delete_records: true } }),
-          ...middleware,
-        ],
+        middleware,
+        threadId: `approval-${client.api}-${middleware.length}`,
       });
-      const thread = onThread(`approval-${client.api}-${middleware.length}`);
-      await agent.invoke({ messages: [new HumanMessage("Email ops, then delete users.")] }, thread);
-      return agent.invoke(
-        new Command({
-          resume: {
-            decisions: [{ type: "approve" }, { type: "reject", message: "Not the users table." }],
-          },
-        }),
-        thread,
-      );
     }
 
     it("gets the provider's 400 naming the approved call without the middleware", async () => {
@@ -253,7 +207,7 @@ describe.each(Object.entries(approvalClients))(
       expect(state.messages.at(-1)?.text).toBe(COMPLETION_TEXT);
       const request = lastRequest(client.api);
       expect(request.status).toBe(200);
-      expect(request.raw).toContain("Not the users table.");
+      expect(request.raw).toContain(REJECTION_MESSAGE);
       expect(request.raw).toContain(PLACEHOLDER_CATALOG.en.interrupted);
     });
   },
@@ -269,19 +223,8 @@ describe("createAgent with the real ChatOpenAI on the Responses API, a run abort
       middleware,
     });
     const thread = `aborted-${middleware.length}`;
-    const controller = new AbortController();
-    const run = agent
-      .invoke(
-        { messages: [new HumanMessage(`${SEARCH_PROMPT}cats`)] },
-        { ...onThread(thread), signal: controller.signal },
-      )
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-    await Promise.race([started, run]);
-    controller.abort();
-    expect(await run).toBeDefined();
+    const message = new HumanMessage(`${SEARCH_PROMPT}cats`);
+    expect(await abortMidTool(agent, started, thread, message)).toBeDefined();
     return agent.invoke({ messages: [new HumanMessage("Any news?")] }, onThread(thread));
   }
 

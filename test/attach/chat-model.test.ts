@@ -6,7 +6,6 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { ChatOpenAI } from "@langchain/openai";
 import type { MeterProvider } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
@@ -20,6 +19,7 @@ import {
 } from "../../src/index.js";
 import { receivedBy, scriptedModel, searchTool } from "../helpers/agent.js";
 import { aiCalls, human, shapeOf, toolResult } from "../helpers/history.js";
+import { chatOpenAIOn } from "../helpers/provider-clients.js";
 import { openAIViolations } from "../helpers/provider-rules.js";
 import {
   type StrictProviderServer,
@@ -187,13 +187,7 @@ describe("withToolCallRepair on the real ChatOpenAI client", () => {
     await server.close();
   });
 
-  const chatOpenAI = () =>
-    new ChatOpenAI({
-      model: "gpt-4.1",
-      apiKey: "test-key",
-      maxRetries: 0,
-      configuration: { baseURL: server.openAIBaseURL },
-    });
+  const chatOpenAI = () => chatOpenAIOn(server);
 
   it("withStructuredOutput keeps repairing: the request OpenAI receives is valid", async () => {
     const model = withToolCallRepair(chatOpenAI(), quiet);

@@ -8,14 +8,14 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { createReactAgent, ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
-import { ChatOpenAI } from "@langchain/openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_THREAD_DANGLING_TOOL_CALLS,
   withToolCallRepair,
 } from "../../src/index.js";
-import { onThread, stallingSearchTool } from "../helpers/agent.js";
+import { abortMidTool, onThread, stallingSearchTool } from "../helpers/agent.js";
+import { chatOpenAIOn } from "../helpers/provider-clients.js";
 import { openAIViolations } from "../helpers/provider-rules.js";
 import {
   COMPLETION_TEXT,
@@ -36,14 +36,7 @@ afterAll(async () => {
   await server.close();
 });
 
-function chatOpenAI() {
-  return new ChatOpenAI({
-    model: "gpt-4.1",
-    apiKey: "test-key",
-    maxRetries: 0,
-    configuration: { baseURL: server.openAIBaseURL },
-  });
-}
+const chatOpenAI = () => chatOpenAIOn(server);
 
 interface Graph {
   invoke(input: { messages: BaseMessage[] }, config: object): Promise<{ messages: BaseMessage[] }>;
@@ -68,19 +61,8 @@ function reactAgent(model: BaseChatModel, tools: ReturnType<typeof stallingSearc
 
 /** Runs the first turn until its tool runs, then aborts: the thread keeps a dangling call. */
 async function leaveDangling(graph: Graph, started: Promise<void>, threadId: string) {
-  const controller = new AbortController();
-  const run = graph
-    .invoke(
-      { messages: [new HumanMessage(`${SEARCH_PROMPT}cats`)] },
-      { ...onThread(threadId), signal: controller.signal },
-    )
-    .then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-  await Promise.race([started, run]);
-  controller.abort();
-  expect(await run).toBeDefined();
+  const message = new HumanMessage(`${SEARCH_PROMPT}cats`);
+  expect(await abortMidTool(graph, started, threadId, message)).toBeDefined();
 }
 
 const stacks = {

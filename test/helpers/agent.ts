@@ -5,8 +5,8 @@
  */
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { type FakeBuiltModel, fakeModel } from "@langchain/core/testing";
-import { interrupt, MemorySaver } from "@langchain/langgraph";
-import { type AgentMiddleware, createAgent, tool } from "langchain";
+import { Command, interrupt, MemorySaver } from "@langchain/langgraph";
+import { type AgentMiddleware, createAgent, humanInTheLoopMiddleware, tool } from "langchain";
 import { z } from "zod";
 
 /** What a tool-calling AI message answer looks like, as the tests queue it. */
@@ -147,7 +147,7 @@ export async function storedMessages(agent: ThreadedAgent, threadId: string) {
  * (its finished results may show as pending writes until the next run drops them).
  */
 export async function abortMidTool(
-  agent: ThreadedAgent,
+  agent: Pick<ThreadedAgent, "invoke">,
   started: Promise<void>,
   threadId: string,
   message: BaseMessage,
@@ -164,4 +164,58 @@ export async function abortMidTool(
   await Promise.race([started, outcome]);
   controller.abort();
   return outcome;
+}
+
+/** Tools for an approval flow: both need a human's approval before they run. */
+export const sendEmailTool = tool(async () => "sent", {
+  name: "send_email",
+  description: "Sends an email.",
+  schema: z.object({ to: z.string() }),
+});
+export const deleteRecordsTool = tool(async () => "deleted", {
+  name: "delete_records",
+  description: "Deletes records.",
+  schema: z.object({ table: z.string() }),
+});
+
+/** The parallel calls a model makes in the approval flow: the email, then the deletion. */
+export const APPROVAL_CALLS: readonly QueuedCall[] = [
+  { id: "c_email", name: "send_email", args: { to: "ops" } },
+  { id: "c_delete", name: "delete_records", args: { table: "users" } },
+];
+
+/** What the human says when rejecting the deletion. */
+export const REJECTION_MESSAGE = "Not the users table.";
+
+/**
+ * The approval flow of `humanInTheLoopMiddleware` on parallel calls: the model (which must make
+ * {@link APPROVAL_CALLS}) calls both tools, the middleware interrupts, and the human approves the
+ * email and rejects the deletion. The middleware then sets `tool_calls` to the rejected call
+ * alone and goes back to the model, while the call blocks or output items a client sends still
+ * hold both. Returns the state after the resumed run (its model call may throw).
+ */
+export async function approveEmailRejectDeletion(options: {
+  readonly model: Parameters<typeof createAgent>[0]["model"];
+  readonly middleware: readonly AgentMiddleware[];
+  readonly threadId: string;
+}) {
+  const agent = createAgent({
+    model: options.model,
+    tools: [sendEmailTool, deleteRecordsTool],
+    checkpointer: new MemorySaver(),
+    middleware: [
+      humanInTheLoopMiddleware({ interruptOn: { send_email: true, delete_records: true } }),
+      ...options.middleware,
+    ],
+  });
+  const thread = onThread(options.threadId);
+  await agent.invoke({ messages: [new HumanMessage("Email ops, then delete users.")] }, thread);
+  return agent.invoke(
+    new Command({
+      resume: {
+        decisions: [{ type: "approve" }, { type: "reject", message: REJECTION_MESSAGE }],
+      },
+    }),
+    thread,
+  );
 }

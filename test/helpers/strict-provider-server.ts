@@ -9,7 +9,12 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { anthropicViolations, openAIViolations, responsesViolations } from "./provider-rules.js";
+import {
+  anthropicViolations,
+  openAIViolations,
+  responsesViolations,
+  type Violation,
+} from "./provider-rules.js";
 
 /** The text every accepted request is answered with, but the one below. */
 export const COMPLETION_TEXT = "All set.";
@@ -91,6 +96,18 @@ export async function startStrictProviderServer(): Promise<StrictProviderServer>
   };
 }
 
+/** OpenAI's 400 for a request that breaks its rules (both of its APIs answer alike). */
+function sendOpenAIError(response: ServerResponse, violation: Violation): void {
+  send(response, 400, {
+    error: {
+      message: violation.message,
+      type: "invalid_request_error",
+      param: violation.param,
+      code: null,
+    },
+  });
+}
+
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
@@ -109,14 +126,7 @@ async function handle(
     const status = violation === undefined ? 200 : 400;
     received.push({ provider: "openai", raw, body, status });
     if (violation !== undefined) {
-      send(response, 400, {
-        error: {
-          message: violation.message,
-          type: "invalid_request_error",
-          param: violation.param,
-          code: null,
-        },
-      });
+      sendOpenAIError(response, violation);
       return;
     }
     if (body.stream === true) throw new Error("this server does not stream");
@@ -193,14 +203,7 @@ async function handle(
     const status = violation === undefined ? 200 : 400;
     received.push({ provider: "responses", raw, body, status });
     if (violation !== undefined) {
-      send(response, 400, {
-        error: {
-          message: violation.message,
-          type: "invalid_request_error",
-          param: violation.param,
-          code: null,
-        },
-      });
+      sendOpenAIError(response, violation);
       return;
     }
     if (body.stream === true) throw new Error("this server does not stream");

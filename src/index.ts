@@ -75,7 +75,11 @@ export type {
   LocaleResolver,
   RepairLogger,
 } from "./middleware.js";
-export { danglingToolCallMiddleware, MIDDLEWARE_NAME } from "./middleware.js";
+export {
+  DOUBLE_ATTACHMENT_WARNING,
+  danglingToolCallMiddleware,
+  MIDDLEWARE_NAME,
+} from "./middleware.js";
 export { DEFAULT_COUNT_ONCE_MEMORY } from "./telemetry/count-once.js";
 export type { ModelIdentity } from "./telemetry/model-identity.js";
 export { genAiProviderName, modelIdentityOf } from "./telemetry/model-identity.js";

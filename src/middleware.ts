@@ -6,8 +6,11 @@ import { RemoveMessage } from "@langchain/core/messages";
 import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
+import { unrepairedModelOf } from "./attach/chat-model.js";
 import {
   callRepaired,
+  log,
+  namespaceOf,
   repairerFrom,
   repairRequest,
   type ToolCallRepairOptions,
@@ -17,6 +20,7 @@ import {
   toolCallRepairOptionsShape,
 } from "./attach/repairer.js";
 import { optionsError } from "./core/policy.js";
+import type { HistoryPlace } from "./telemetry/call-identity.js";
 import { PendingInspections } from "./telemetry/pending-inspections.js";
 import { OUTCOME_VALUE_CLEAN } from "./telemetry/semconv.js";
 
@@ -50,6 +54,20 @@ const middlewareOptionsSchema = z.strictObject({
 
 /** The option names, for checks that the docs list every one; not part of the public surface. */
 export const middlewareOptionNames: readonly string[] = [...toolCallRepairOptionNames, "persist"];
+
+/** Logged once by a middleware whose agent's model is also wrapped with `withToolCallRepair`. */
+export const DOUBLE_ATTACHMENT_WARNING =
+  "The agent's model is wrapped with withToolCallRepair and the agent also has danglingToolCallMiddleware: " +
+  "the middleware calls the model behind the wrapper, so each request is repaired and counted once. " +
+  "Drop withToolCallRepair from createAgent's model (the middleware does its job there, persist included).";
+
+/**
+ * The history a request or hook works on: the thread, and the namespace of the graph that holds
+ * it (sub-agents may share a thread id). It pairs a `beforeModel` repair with its model call.
+ */
+function historyOf(request: Parameters<typeof threadIdOf>[0]): HistoryPlace {
+  return { threadId: threadIdOf(request), namespace: namespaceOf(request) };
+}
 
 /** The context keys the `persist` hook can read: any value, never required. */
 const persistedContextSchema = z.object({ locale: z.unknown().optional() });
@@ -118,7 +136,15 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
   const { persist, ...shared } = parsed.data;
   const repairer = repairerFrom(shared, "Tool-call middleware");
 
-  const waitingForModelCall = new PendingInspections();
+  // A repair written to the thread is recorded even when its model call never comes.
+  const waitingForModelCall = new PendingInspections((place, inspections) => {
+    try {
+      repairer.telemetry.recordWithoutModelCall(repairer.telemetry.lookUp(), place, inspections);
+    } catch {
+      // The telemetry guards itself and reports its failures; nothing may escape a timer.
+    }
+  });
+  let warnedDoubleAttachment = false;
 
   return createMiddleware({
     name: MIDDLEWARE_NAME,
@@ -139,7 +165,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
           );
           if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
           // The model call that follows reports it, with the model and tools this hook lacks.
-          waitingForModelCall.add(threadIdOf({ runtime }), inspection);
+          waitingForModelCall.add(historyOf({ runtime }), inspection);
           if (result === undefined) return undefined;
           return {
             messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...result.messages],
@@ -149,9 +175,28 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
     wrapModelCall: (request, handler) =>
       callRepaired(
         repairer,
-        request,
+        withoutRepairingModel(request),
         handler,
-        persist ? waitingForModelCall.take(threadIdOf(request)) : undefined,
+        persist ? waitingForModelCall.take(historyOf(request)) : undefined,
       ),
   });
+
+  /**
+   * The request to repair: a model wrapped with `withToolCallRepair` would repair and count the
+   * request a second time, so the middleware calls the model behind it, and says so once.
+   */
+  function withoutRepairingModel<Q extends { readonly model: unknown }>(request: Q): Q {
+    let unrepaired: unknown;
+    try {
+      unrepaired = unrepairedModelOf(request.model);
+    } catch {
+      return request;
+    }
+    if (unrepaired === undefined) return request;
+    if (!warnedDoubleAttachment) {
+      warnedDoubleAttachment = true;
+      log(repairer.logger, "warn", DOUBLE_ATTACHMENT_WARNING, {});
+    }
+    return { ...request, model: unrepaired };
+  }
 }

@@ -6,6 +6,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { ensureConfig, RunnableBinding } from "@langchain/core/runnables";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import {
   callRepaired,
   createRepairer,
@@ -126,6 +127,26 @@ function rebound(built: unknown, repairer: Repairer): unknown {
   });
 }
 
+/**
+ * The model behind a {@link withToolCallRepair} wrapper (alone, or bound by a `RunnableBinding`),
+ * or `undefined` when the model does not repair: the `createAgent` middleware then calls it in the
+ * wrapper's stead, so that one request is repaired, and counted, once.
+ */
+export function unrepairedModelOf(model: unknown): unknown {
+  if (typeof model !== "object" || model === null) return undefined;
+  const inner = unwrapped.get(model);
+  if (inner !== undefined) return inner;
+  if (!(model instanceof RunnableBinding)) return undefined;
+  const bound = unwrapped.get(model.bound as object);
+  if (bound === undefined) return undefined;
+  return new RunnableBinding({
+    bound,
+    kwargs: model.kwargs,
+    config: model.config,
+    configFactories: model.configFactories,
+  });
+}
+
 function isRunnableModel(value: unknown): value is BaseChatModel {
   return (
     typeof value === "object" &&
@@ -218,10 +239,12 @@ function requestOf(
   options: unknown,
 ): ModelRequestLike & { readonly messages: readonly unknown[] } {
   let config: CallOptionsLike = {};
+  let configurable: CallOptionsLike["configurable"];
   try {
     // The run's config, as the model itself reads it: a node's config reaches a model invoked
     // without one through LangChain's async-local storage.
     config = ensureConfig(options as Record<string, unknown> | undefined) as CallOptionsLike;
+    configurable = configurableOfRun(config.configurable);
   } catch {
     // Unreadable options: no thread, no tools; the call goes on.
   }
@@ -229,6 +252,21 @@ function requestOf(
     messages,
     model,
     tools: Array.isArray(config.tools) ? config.tools : boundToolsOf(model),
-    runtime: { configurable: config.configurable, context: config.context },
+    runtime: { configurable, context: config.context },
   };
+}
+
+/**
+ * The call's `configurable` over the current run's: a node that passes a `configurable` of its
+ * own (`model.invoke(messages, { configurable: { user_tier: "pro" } })`) replaces the run's
+ * whole `configurable` in the call's config, thread id included, while LangGraph still runs the
+ * call inside the node's run. The run's config is read the way LangGraph itself recovers it, from
+ * LangChain's async-local storage; outside a run there is none, and the call's own is all there is.
+ */
+function configurableOfRun(own: CallOptionsLike["configurable"]): CallOptionsLike["configurable"] {
+  const run = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.configurable as
+    | CallOptionsLike["configurable"]
+    | undefined;
+  if (run === undefined || run === own) return own;
+  return own === undefined ? run : { ...run, ...own };
 }

@@ -23,6 +23,7 @@ import {
 } from "../core/repair.js";
 import { describeRepairs } from "../core/summary.js";
 import type { RepairTarget } from "../core/wire.js";
+import { historyNamespaceOf } from "../telemetry/call-identity.js";
 import type { ModelIdentity } from "../telemetry/model-identity.js";
 import {
   type Inspection,
@@ -378,8 +379,28 @@ export function repairRequest<T>(
   const outcome = result.repairs.length > 0 ? OUTCOME_VALUE_REPAIRED : OUTCOME_VALUE_CLEAN;
   return {
     result,
-    inspection: { outcome, repairs: result.repairs, messageCount, startedAt, endedAt },
+    inspection: {
+      outcome,
+      repairs: result.repairs,
+      messageCount,
+      history: messages,
+      startedAt,
+      endedAt,
+    },
   };
+}
+
+/**
+ * The namespace of the graph whose state holds the request's history (see
+ * {@link historyNamespaceOf}); none for the root graph, outside a LangGraph run, or when it
+ * cannot be read.
+ */
+export function namespaceOf(request: Pick<LocaleRequest, "runtime">): string | undefined {
+  try {
+    return historyNamespaceOf(request.runtime?.configurable?.checkpoint_ns);
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the telemetry needs of a model request. */
@@ -388,6 +409,7 @@ function observedCall(request: ModelRequestLike, target?: RepairTarget): Observe
     model: request.model,
     tools: request.tools,
     threadId: threadIdOf(request),
+    namespace: namespaceOf(request),
     identity: request.identity,
     target,
   };

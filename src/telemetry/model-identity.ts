@@ -138,3 +138,55 @@ function attempt(read: () => unknown): unknown {
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === "string" && value.length > 0 ? value : undefined;
 }
+
+/**
+ * The model an AI message says made it, as its provider named it: `response_metadata.model_name`
+ * (OpenAI, Gemini, the v1 standard), `response_metadata.model` (Anthropic), or
+ * `additional_kwargs.model` (a streamed Anthropic message); and the provider from
+ * `response_metadata.model_provider`. `undefined` when the message names no model. Never throws.
+ *
+ * @example
+ * ```ts
+ * modelNamedBy(await new ChatOpenAI({ model: "gpt-4.1" }).invoke("hi"));
+ * // { model: "gpt-4.1-2025-04-14", provider: "openai" }
+ * ```
+ */
+export function modelNamedBy(
+  message: unknown,
+): { readonly model: string; readonly provider: string | undefined } | undefined {
+  if (typeof message !== "object" || message === null) return undefined;
+  const fields = message as Record<string, unknown>;
+  const metadata = attempt(() => fields.response_metadata) as Record<string, unknown> | undefined;
+  const kwargs = attempt(() => fields.additional_kwargs) as Record<string, unknown> | undefined;
+  const model =
+    nonEmpty(attempt(() => metadata?.model_name)) ??
+    nonEmpty(attempt(() => metadata?.model)) ??
+    nonEmpty(attempt(() => kwargs?.model));
+  if (model === undefined) return undefined;
+  const providerId = nonEmpty(attempt(() => metadata?.model_provider));
+  return { model, provider: providerId === undefined ? undefined : genAiProviderName(providerId) };
+}
+
+/**
+ * The model and provider a tool call is charged to: the model its AI message names, with the
+ * message's provider (else the one LangChain infers from that name, else the request's); the
+ * request's model and provider when the message names none or names the request's model. It
+ * depends on the message alone wherever the message names a model that is not the request's, so
+ * the call and its dangling sighting, made in requests to different models, land on one series.
+ *
+ * @example
+ * ```ts
+ * chargedModelOf(backupsMessage, { provider: "openai", model: "gpt-4.1" });
+ * // { provider: "anthropic", model: "claude-sonnet-4-5-20250929" }
+ * ```
+ */
+export function chargedModelOf(message: unknown, request: ModelIdentity): ModelIdentity {
+  const named = modelNamedBy(message);
+  if (named === undefined || named.model === request.model) return request;
+  const inferred = named.provider ?? nonEmpty(attempt(() => inferProvider(named.model)));
+  return {
+    model: named.model,
+    provider:
+      named.provider ?? (inferred === undefined ? request.provider : genAiProviderName(inferred)),
+  };
+}

@@ -19,13 +19,15 @@ import {
   type TracerProvider,
   trace,
 } from "@opentelemetry/api";
-import { MessageKind, messageKindOf, toolCallNameOf } from "../core/messages.js";
-import { ASSIGNED_ID_PREFIX, type ToolCallRepair } from "../core/repair.js";
+import { MessageKind, messageKindOf } from "../core/messages.js";
+import type { ToolCallRepair } from "../core/repair.js";
 import { type RepairTarget, readWire, sentCalls } from "../core/wire.js";
 import { PACKAGE_VERSION } from "../version.js";
+import { danglingCallKey, type HistoryPlace } from "./call-identity.js";
 import { CountOnceMemory, sharedCountOnceMemory } from "./count-once.js";
 import { createInstruments, type RepairInstruments } from "./instruments.js";
-import { type ModelIdentity, modelIdentityOf } from "./model-identity.js";
+import { chargedModelOf, type ModelIdentity, modelIdentityOf } from "./model-identity.js";
+import { offeredToolNames } from "./offered-tools.js";
 import {
   ATTR_DANGLING_COUNT,
   ATTR_ERROR_TYPE,
@@ -70,6 +72,11 @@ export interface Inspection {
   readonly outcome: Outcome;
   readonly repairs: readonly ToolCallRepair[];
   readonly messageCount: number;
+  /**
+   * The messages inspected, which the repairs' `callIndex` points into: a dangling call is told
+   * apart, and charged to its model, by the AI message that made it.
+   */
+  readonly history?: readonly unknown[];
   readonly startedAt: number;
   readonly endedAt: number;
   /** Why the engine failed, on `failed_open`. */
@@ -90,6 +97,8 @@ export interface ObservedModelCall {
   readonly model: unknown;
   readonly tools: readonly unknown[] | undefined;
   readonly threadId: string | undefined;
+  /** The namespace of the graph that holds the history: sub-agents may share a thread. */
+  readonly namespace?: string | undefined;
   /** The provider and model to record when there is no model object to read them from. */
   readonly identity?: Partial<ModelIdentity>;
   /**
@@ -147,8 +156,6 @@ function isTracing(provider: TracerProvider): boolean {
 }
 /** The attributes of the per-thread counter's overflow series, as the SDK writes its own. */
 const THREAD_OVERFLOW = Object.freeze({ [ATTR_METRIC_OVERFLOW]: true });
-const toolNameSets = new WeakMap<readonly unknown[], ReadonlySet<string>>();
-const NO_TOOLS: ReadonlySet<string> = new Set();
 
 /**
  * Records the metrics and spans of the middleware.
@@ -166,6 +173,8 @@ export class RepairTelemetry {
   #tracer: { readonly provider: TracerProvider; readonly tracer: Tracer } | undefined;
   /** The last call labelled, and its labels. */
   #labelled: { readonly call: ObservedModelCall; readonly labels: CallLabels } | undefined;
+  /** The last model call recorded: its model and tools label repairs that had none. */
+  #lastCall: ObservedModelCall | undefined;
 
   constructor(settings: TelemetrySettings) {
     this.#settings = settings;
@@ -211,11 +220,54 @@ export class RepairTelemetry {
     call: ObservedModelCall,
     inspections: readonly Inspection[],
   ): boolean {
+    this.#lastCall = call;
+    return this.#record(recording, call, inspections, true);
+  }
+
+  /**
+   * Records inspections whose model call never came: a repair that `persist` wrote to the thread,
+   * after which another middleware ended the run before the model. Everything
+   * {@link recordModelCall} records but the model call, labelled with the model and tools of the
+   * last model call this telemetry recorded (none yet: `unknown`, and every tool `_OTHER`), unless
+   * the AI message names its model.
+   */
+  recordWithoutModelCall(
+    recording: Recording,
+    place: HistoryPlace,
+    inspections: readonly Inspection[],
+  ): void {
+    const last = this.#lastCall;
+    this.#record(
+      recording,
+      {
+        model: last?.model,
+        tools: last?.tools,
+        identity: last?.identity,
+        threadId: place.threadId,
+        namespace: place.namespace,
+      },
+      inspections,
+      false,
+    );
+  }
+
+  #record(
+    recording: Recording,
+    call: ObservedModelCall,
+    inspections: readonly Inspection[],
+    madeModelCall: boolean,
+  ): boolean {
     const target = recording.metrics;
     const metered = target?.instruments !== undefined;
     if (metered) {
       try {
-        this.#recordMetrics(target as MetricsTarget, call, inspections, this.#labelsOf(call));
+        this.#recordMetrics(
+          target as MetricsTarget,
+          call,
+          inspections,
+          this.#labelsOf(call),
+          madeModelCall,
+        );
       } catch (error) {
         this.#settings.onFailure(error, "metrics");
       }
@@ -242,13 +294,13 @@ export class RepairTelemetry {
       for (const message of aiMessagesOf(response)) {
         const view = readWire(message);
         if (view === undefined) continue;
+        const labels = this.#labelsOf(call);
+        const charged = this.#chargedTo(labels, message);
         for (const sent of sentCalls(view, call.target ?? "any", message)) {
-          const labels = this.#labelsOf(call);
-          const name = sent.name;
           target.instruments.toolCalls.add(1, {
-            [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
-            [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
-            [ATTR_GEN_AI_TOOL_NAME]: metricToolName(labels, name),
+            [ATTR_GEN_AI_PROVIDER_NAME]: charged.provider,
+            [ATTR_GEN_AI_REQUEST_MODEL]: charged.model,
+            [ATTR_GEN_AI_TOOL_NAME]: metricToolName(labels, sent.name),
           });
         }
       }
@@ -262,16 +314,19 @@ export class RepairTelemetry {
     call: ObservedModelCall,
     inspections: readonly Inspection[],
     labels: CallLabels,
+    madeModelCall: boolean,
   ): void {
     const instruments = target.instruments as RepairInstruments;
     // Attributes written out in full each time: spreading a shared part into them measured as
     // the costliest line of a recorded call.
-    instruments.modelCalls.add(1, {
-      [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
-      [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
-      [ATTR_GEN_AI_AGENT_NAME]: labels.agent,
-      [ATTR_OUTCOME]: outcomeOfCall(inspections),
-    });
+    if (madeModelCall) {
+      instruments.modelCalls.add(1, {
+        [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
+        [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+        [ATTR_GEN_AI_AGENT_NAME]: labels.agent,
+        [ATTR_OUTCOME]: outcomeOfCall(inspections),
+      });
+    }
     for (const inspection of inspections) {
       instruments.repairDuration.record(
         (inspection.endedAt - inspection.startedAt) / 1000,
@@ -284,13 +339,14 @@ export class RepairTelemetry {
           [ATTR_REPAIR_KIND]: repair.kind,
         });
         if (repair.kind !== "placeholder_inserted") continue;
-        if (isRemembered(call.threadId, repair.toolCallId)) {
-          if (!target.memory.firstSighting(countOnceKey(call.threadId, repair.toolCallId)))
-            continue;
-        }
+        const madeBy =
+          repair.callIndex === undefined ? undefined : inspection.history?.[repair.callIndex];
+        const key = danglingCallKey(call, madeBy, repair.callIndex, repair.toolCallId);
+        if (key !== undefined && !target.memory.firstSighting(key)) continue;
+        const charged = this.#chargedTo(labels, madeBy);
         instruments.danglingToolCalls.add(1, {
-          [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
-          [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+          [ATTR_GEN_AI_PROVIDER_NAME]: charged.provider,
+          [ATTR_GEN_AI_REQUEST_MODEL]: charged.model,
           [ATTR_GEN_AI_TOOL_NAME]: metricToolName(labels, repair.toolName),
           [ATTR_REASON]: repair.reason ?? REASON_VALUE_INTERRUPTED,
         });
@@ -300,7 +356,7 @@ export class RepairTelemetry {
             target.threadSeries.admit(call.threadId)
               ? {
                   [ATTR_GEN_AI_CONVERSATION_ID]: call.threadId,
-                  [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+                  [ATTR_GEN_AI_REQUEST_MODEL]: charged.model,
                 }
               : THREAD_OVERFLOW,
           );
@@ -321,6 +377,20 @@ export class RepairTelemetry {
     } finally {
       span.end(epochMillis(inspection.endedAt));
     }
+  }
+
+  /**
+   * The model and provider a tool call of this AI message is charged to (see
+   * {@link chargedModelOf}); the options' `providerName` and `modelName` win over the message.
+   */
+  #chargedTo(labels: CallLabels, message: unknown): ModelIdentity {
+    const settings = this.#settings;
+    if (settings.providerName !== undefined && settings.modelName !== undefined) return labels;
+    const charged = chargedModelOf(message, labels);
+    return {
+      provider: settings.providerName ?? charged.provider,
+      model: settings.modelName ?? charged.model,
+    };
   }
 
   /**
@@ -346,7 +416,7 @@ export class RepairTelemetry {
       provider: provider ?? identity.provider,
       model: model ?? identity.model,
       agent: settings.agentName ?? agentNameOfCurrentRun() ?? VALUE_UNKNOWN,
-      offeredTools: toolNamesOf(call.tools),
+      offeredTools: offeredToolNames(call.tools),
     };
   }
 
@@ -450,40 +520,10 @@ function metricToolName(labels: CallLabels, name: string | undefined): string {
   return name !== undefined && labels.offeredTools.has(name) ? name : TOOL_NAME_VALUE_OTHER;
 }
 
-/** The names of the tools a request offers: LangChain tools and provider tool definitions. */
-function toolNamesOf(tools: readonly unknown[] | undefined): ReadonlySet<string> {
-  if (!Array.isArray(tools) || tools.length === 0) return NO_TOOLS;
-  let names = toolNameSets.get(tools);
-  if (names === undefined) {
-    const found = new Set<string>();
-    for (const tool of tools) {
-      const name = toolCallNameOf(tool);
-      if (name !== undefined) found.add(name);
-    }
-    names = found;
-    toolNameSets.set(tools, names);
-  }
-  return names;
-}
-
 /** The agent name `createAgent({ name })` puts in the run's metadata, if any. */
 function agentNameOfCurrentRun(): string | undefined {
   const name = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.metadata?.lc_agent_name;
   return typeof name === "string" && name.length > 0 ? name : undefined;
-}
-
-/**
- * Whether a sighting goes through the count-once memory. Without a thread id only the call id can
- * tell calls apart, and the ids this library assigns (`tcr_<message>_<call>`) repeat across
- * conversations of the same shape: remembering them would count one call for all of those
- * conversations, so such a call is counted at each sighting instead.
- */
-function isRemembered(threadId: string | undefined, toolCallId: string): boolean {
-  return threadId !== undefined || !toolCallId.startsWith(ASSIGNED_ID_PREFIX);
-}
-
-function countOnceKey(threadId: string | undefined, toolCallId: string): string {
-  return `${threadId ?? ""}\u0000${toolCallId}`;
 }
 
 function epochMillis(performanceMillis: number): number {

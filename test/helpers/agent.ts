@@ -69,17 +69,21 @@ export function searchTool() {
 }
 
 /**
- * A `search` tool that stalls until its run is aborted (or 2 s pass). `started` resolves as soon
- * as the tool runs, so a test can abort at a known point instead of after a guessed delay.
+ * A tool that stalls until its run is aborted (or 2 s pass), each time it runs. `nextStart()`
+ * resolves as soon as the tool next runs, so a test can abort at a known point instead of after a
+ * guessed delay.
  */
-export function stallingSearchTool() {
-  let markStarted!: () => void;
-  const started = new Promise<void>((resolve) => {
-    markStarted = resolve;
+export function stallingTool(name: string) {
+  let waiting: (() => void) | undefined;
+  let nextStart = new Promise<void>((resolve) => {
+    waiting = resolve;
   });
   const stalling = tool(
     async ({ query }, config) => {
-      markStarted();
+      waiting?.();
+      nextStart = new Promise<void>((resolve) => {
+        waiting = resolve;
+      });
       await new Promise<void>((resolve, reject) => {
         const signal = config.signal;
         const timer = setTimeout(resolve, 2_000);
@@ -93,12 +97,18 @@ export function stallingSearchTool() {
       return `results for ${query}`;
     },
     {
-      name: "search",
-      description: "Searches the web, slowly.",
+      name,
+      description: `${name}, slowly.`,
       schema: z.object({ query: z.string() }),
     },
   );
-  return { tool: stalling, started };
+  return { tool: stalling, nextStart: () => nextStart };
+}
+
+/** A `search` tool that stalls until its run is aborted; `started` resolves when it first runs. */
+export function stallingSearchTool() {
+  const { tool: stalling, nextStart } = stallingTool("search");
+  return { tool: stalling, started: nextStart() };
 }
 
 /** An `ask_user` tool that interrupts the graph to ask a human. */

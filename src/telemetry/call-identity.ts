@@ -1,0 +1,71 @@
+/**
+ * What makes a dangling call one call, for the count-once memory: the history it lives in (the
+ * thread and the checkpoint namespace), the AI message that made it (its id, or its position), and
+ * its id. Providers and self-hosted servers reuse short ids such as `call_0`, and sub-graphs and
+ * agents may share one `thread_id`, so neither the call id nor the thread alone tells calls apart.
+ */
+
+/** Where a model call's history lives: its LangGraph thread and checkpoint namespace, if any. */
+export interface HistoryPlace {
+  readonly threadId: string | undefined;
+  /** The namespace of the graph whose state holds the history (see {@link historyNamespaceOf}). */
+  readonly namespace?: string | undefined;
+}
+
+/**
+ * The namespace of the graph whose state holds a run's history, from the checkpoint namespace of
+ * the task that runs (LangGraph's `checkpoint_ns`): the task's own segment dropped (a hook and the
+ * model call of one agent run in different tasks, on one history) and the task ids dropped, as
+ * LangGraph does for stored state (`tools:3f2a…|model_request:9c1e…` → `tools`), so it is the same
+ * on every step. `undefined` for the root graph, and for anything but a string.
+ *
+ * @example
+ * ```ts
+ * historyNamespaceOf("model_request:9c1e"); // undefined: the root graph's history
+ * historyNamespaceOf("tools:3f2a|model_request:9c1e"); // "tools": a sub-agent's
+ * ```
+ */
+export function historyNamespaceOf(checkpointNamespace: unknown): string | undefined {
+  if (typeof checkpointNamespace !== "string") return undefined;
+  const segments = checkpointNamespace.split("|").filter((part) => !/^\d+$/.test(part));
+  segments.pop();
+  return segments.length === 0
+    ? undefined
+    : segments.map((segment) => segment.split(":")[0]).join("|");
+}
+
+/**
+ * The count-once key of a dangling call, or `undefined` when nothing tells it apart from a call
+ * of another conversation: without a thread and without an id of its AI message, a position and a
+ * call id repeat across conversations of the same shape, so such a call is counted at every
+ * sighting (a count can then only be higher than the truth, never lower).
+ *
+ * @param message - the AI message that made the call, as the inspected history holds it
+ * @param messageIndex - its position in that history
+ * @example
+ * ```ts
+ * danglingCallKey({ threadId: "t1" }, aiMessage, 3, "call_0"); // one key per thread, message and call
+ * ```
+ */
+export function danglingCallKey(
+  place: HistoryPlace,
+  message: unknown,
+  messageIndex: number | undefined,
+  toolCallId: string,
+): string | undefined {
+  const messageId = messageIdOf(message);
+  if (messageId === undefined && place.threadId === undefined) return undefined;
+  const made = messageId !== undefined ? `id:${messageId}` : `at:${messageIndex ?? ""}`;
+  return `${place.threadId ?? ""}\u0000${place.namespace ?? ""}\u0000${made}\u0000${toolCallId}`;
+}
+
+/** A message's own id (LangChain instances and plain objects), or `undefined`; never throws. */
+function messageIdOf(message: unknown): string | undefined {
+  if (message === null || typeof message !== "object") return undefined;
+  try {
+    const id = (message as { id?: unknown }).id;
+    return typeof id === "string" && id !== "" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}

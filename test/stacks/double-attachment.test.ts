@@ -1,0 +1,69 @@
+/**
+ * `createAgent({ model: withToolCallRepair(m), middleware: [danglingToolCallMiddleware()] })`:
+ * both attachments would repair and count every model call. The middleware calls the model behind
+ * the wrapper instead, so each call is counted once, and it says once which attachment to drop.
+ */
+import { MemorySaver } from "@langchain/langgraph";
+import { createAgent } from "langchain";
+import { describe, expect, it } from "vitest";
+import {
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_OUTCOME,
+  DOUBLE_ATTACHMENT_WARNING,
+  danglingToolCallMiddleware,
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
+  METRIC_REPAIRS,
+  METRIC_TOOL_CALLS,
+  OUTCOME_VALUE_CLEAN,
+  OUTCOME_VALUE_REPAIRED,
+  withToolCallRepair,
+} from "../../src/index.js";
+import {
+  abortMidTool,
+  aiAnswer,
+  aiToolCall,
+  humanTurn,
+  onThread,
+  receivedBy,
+  scriptedModel,
+  stallingTool,
+} from "../helpers/agent.js";
+import { metricsHarness } from "../helpers/telemetry.js";
+
+const CALL = { id: "call_1", name: "search", args: { query: "flights" } };
+
+describe("a model wrapped with withToolCallRepair in an agent with the middleware", () => {
+  it("is repaired and counted once per model call, with one warning naming what to drop", async () => {
+    const harness = metricsHarness();
+    const warnings: string[] = [];
+    const logger = { warn: (message: string) => void warnings.push(message) };
+    const fake = scriptedModel(aiToolCall("ai_1", CALL), aiAnswer("ai_2", "No results came."));
+    const search = stallingTool("search");
+    const agent = createAgent({
+      model: withToolCallRepair(fake, { logger, meterProvider: harness.meterProvider }),
+      tools: [search.tool],
+      checkpointer: new MemorySaver(),
+      middleware: [danglingToolCallMiddleware({ logger, meterProvider: harness.meterProvider })],
+    });
+
+    await abortMidTool(agent, search.nextStart(), "double", humanTurn("h1", "Flights?"));
+    await agent.invoke({ messages: [humanTurn("h2", "Well?")] }, onThread("double"));
+
+    // Ground truth: two model calls (one per turn), one tool call, which dangles.
+    expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(2);
+    expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: OUTCOME_VALUE_CLEAN })).toBe(1);
+    expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: OUTCOME_VALUE_REPAIRED })).toBe(
+      1,
+    );
+    expect(await harness.sum(METRIC_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: "search" })).toBe(1);
+    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
+    expect(await harness.sum(METRIC_REPAIRS)).toBe(1);
+    // The model still got the repaired history, once repaired: one placeholder after ai_1.
+    const sent = receivedBy(fake, 1);
+    expect(sent.filter((message) => message.type === "tool")).toHaveLength(1);
+    // One warning about the attachment, however many calls, beside the repair's own warning.
+    expect(warnings.filter((warning) => warning === DOUBLE_ATTACHMENT_WARNING)).toHaveLength(1);
+    expect(DOUBLE_ATTACHMENT_WARNING).toMatch(/Drop withToolCallRepair/);
+  });
+});

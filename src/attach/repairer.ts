@@ -416,32 +416,43 @@ function observedCall(request: ModelRequestLike, target?: RepairTarget): Observe
 }
 
 /**
- * Counts the tool calls of the handler's response, sync, async or streamed, and returns it
- * unchanged (a stream is passed on chunk by chunk and counted once it has been read to its end).
+ * Calls `onEnd` once the handler's response has ended, sync, async or streamed, with the whole
+ * answer (`undefined` when it failed), and returns the response unchanged: a promise settles as
+ * it would, a stream is passed on chunk by chunk and its answer is its chunks joined.
  */
-function countResponse<R>(telemetry: RepairTelemetry, call: ObservedModelCall, response: R): R {
+function settled<R>(response: R, onEnd: (answer: unknown) => void): R {
   if (isPromiseLike(response)) {
-    return response.then((resolved) => {
-      telemetry.recordResponse(call, resolved);
-      return resolved;
-    }) as R;
+    return response.then(
+      (resolved) => {
+        onEnd(resolved);
+        return resolved;
+      },
+      (error: unknown) => {
+        onEnd(undefined);
+        throw error;
+      },
+    ) as R;
   }
-  if (isAsyncGenerator(response)) return countStream(telemetry, call, response) as R;
-  telemetry.recordResponse(call, response);
+  if (isAsyncGenerator(response)) return settledStream(response, onEnd) as R;
+  onEnd(response);
   return response;
 }
 
-async function* countStream(
-  telemetry: RepairTelemetry,
-  call: ObservedModelCall,
+async function* settledStream(
   stream: AsyncGenerator<unknown>,
+  onEnd: (answer: unknown) => void,
 ): AsyncGenerator<unknown> {
   let whole: unknown;
-  for await (const chunk of stream) {
-    whole = joined(whole, chunk);
-    yield chunk;
+  let ended = false;
+  try {
+    for await (const chunk of stream) {
+      whole = joined(whole, chunk);
+      yield chunk;
+    }
+    ended = true;
+  } finally {
+    onEnd(ended ? whole : undefined);
   }
-  telemetry.recordResponse(call, whole);
 }
 
 /** Message chunks joined the way LangChain joins them (`concat`); never throws. */
@@ -507,6 +518,8 @@ export interface PreparedCall<Q, R> {
   /** The engine's result, absent when it failed (the request then goes on as it was). */
   readonly result?: RepairResult<unknown>;
   readonly afterResponse?: (response: R) => R;
+  /** What to do when the handler throws instead of answering. */
+  readonly afterFailure?: () => void;
 }
 
 const NO_INSPECTIONS: readonly Inspection[] = Object.freeze([]);
@@ -540,16 +553,22 @@ export function prepareModelCall<Q extends ModelRequestLike, R>(
     return { request: repaired, result };
   }
   const call = observedCall(request, target);
-  const countsResponse = repairer.telemetry.recordModelCall(
+  const recorded = repairer.telemetry.recordModelCall(
     recording,
     call,
     persisted.length === 0 ? [inspection] : [...persisted, inspection],
   );
-  if (!countsResponse) return { request: repaired, result };
+  if (!recorded.metered && recorded.finish === undefined) return { request: repaired, result };
   return {
     request: repaired,
     result,
-    afterResponse: (response) => countResponse(repairer.telemetry, call, response),
+    afterResponse: (response) =>
+      settled(response, (answer) => {
+        if (recorded.metered && answer !== undefined)
+          repairer.telemetry.recordResponse(call, answer);
+        recorded.finish?.(answer);
+      }),
+    afterFailure: () => recorded.finish?.(undefined),
   };
 }
 
@@ -579,7 +598,13 @@ export function callRepaired<Q extends ModelRequestLike, R>(
     );
     prepared = { request };
   }
-  const response = handler(prepared.request);
+  let response: R;
+  try {
+    response = handler(prepared.request);
+  } catch (error) {
+    afterFailure(repairer, prepared);
+    throw error;
+  }
   if (prepared.afterResponse === undefined) return response;
   try {
     return prepared.afterResponse(response);
@@ -594,6 +619,20 @@ export function callRepaired<Q extends ModelRequestLike, R>(
       },
     );
     return response;
+  }
+}
+
+/** Runs what a prepared call does when its handler throws; ours never replaces the handler's error. */
+function afterFailure(
+  repairer: Repairer,
+  prepared: Pick<PreparedCall<unknown, unknown>, "afterFailure">,
+): void {
+  try {
+    prepared.afterFailure?.();
+  } catch (error) {
+    log(repairer.logger, "error", `${repairer.attachment} failed recording a failed call`, {
+      error,
+    });
   }
 }
 
@@ -618,7 +657,7 @@ export function recordFailedOpen(
     const recording = repairer.telemetry.lookUp();
     if (recording.metrics?.instruments === undefined && !recording.tracing) return;
     const now = performance.now();
-    repairer.telemetry.recordModelCall(recording, observedCall(request), [
+    const recorded = repairer.telemetry.recordModelCall(recording, observedCall(request), [
       {
         outcome: OUTCOME_VALUE_FAILED_OPEN,
         repairs: [],
@@ -628,6 +667,8 @@ export function recordFailedOpen(
         error,
       },
     ]);
+    // No model call follows: the call is recorded as it stands.
+    recorded.finish?.(undefined);
   } catch {
     // The telemetry guards itself; nothing of ours may escape to the caller.
   }

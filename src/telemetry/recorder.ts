@@ -7,6 +7,7 @@
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import {
   type Attributes,
+  type Context,
   context,
   createNoopMeter,
   type MeterProvider,
@@ -88,6 +89,20 @@ export interface Recording {
   readonly metrics: MetricsTarget | undefined;
   readonly tracing: boolean;
 }
+
+/** What {@link RepairTelemetry.recordModelCall} recorded, and what is left to record. */
+export interface RecordedModelCall {
+  /** Whether metrics are recorded: the response's tool calls are then to be counted. */
+  readonly metered: boolean;
+  /**
+   * Records the model call and its spans once the call has ended, with the agent's name read
+   * from its answer (`undefined` when the call failed); absent when they are recorded already.
+   */
+  readonly finish?: (response: unknown) => void;
+}
+
+const METERED_NOW: RecordedModelCall = Object.freeze({ metered: true });
+const RECORDED_NOW: RecordedModelCall = Object.freeze({ metered: false });
 
 /** What {@link RepairTelemetry.lookUp} finds when no meter provider and no tracer records. */
 const NOT_RECORDING: Recording = Object.freeze({ metrics: undefined, tracing: false });
@@ -212,16 +227,45 @@ export class RepairTelemetry {
   /**
    * Records a model call: its outcome, the duration of each inspection, the repairs, each dangling
    * call once, and a span for each inspection that repaired or failed (or every one, with
-   * `traceAllCalls`). Returns whether metrics are being recorded: `false` with the no-op meter
-   * provider (no SDK), so the caller need not even wait for the response to count its tool calls.
+   * `traceAllCalls`). `metered` is `false` with the no-op meter provider (no SDK), so the caller
+   * need not even wait for the response to count its tool calls.
+   *
+   * The model call and its spans carry the agent's name. For a call of a nested agent (a
+   * sub-agent run from a tool or a node, whose run's metadata may name the agent that invoked
+   * it) that name is read from the answer, which `createAgent` names after its agent once the
+   * call has ended: they are then recorded by `finish(response)`, which the caller must call when
+   * the call has ended (with `undefined` when it failed).
    */
   recordModelCall(
     recording: Recording,
     call: ObservedModelCall,
     inspections: readonly Inspection[],
-  ): boolean {
+  ): RecordedModelCall {
     this.#lastCall = call;
-    return this.#record(recording, call, inspections, true);
+    const labels = this.#labelsIfRecorded(recording, call);
+    const metered = this.#recordInspections(recording, call, inspections, labels);
+    if (!this.#namesAgentAfterCall(call)) {
+      this.#recordCall(recording, call, inspections, labels);
+      return metered ? METERED_NOW : RECORDED_NOW;
+    }
+    const parent = context.active();
+    return {
+      metered,
+      finish: (response) => {
+        // createAgent names its answer in the microtasks that follow: read it once they are done.
+        setImmediate(() => {
+          try {
+            const named = agentNamedBy(response);
+            const agentLabels =
+              labels === undefined || named === undefined ? labels : { ...labels, agent: named };
+            this.#recordCall(recording, call, inspections, agentLabels, parent);
+          } catch (error) {
+            // Nothing may escape a callback of the event loop: it would end the process.
+            this.#settings.onFailure(error, "metrics");
+          }
+        });
+      },
+    };
   }
 
   /**
@@ -237,53 +281,100 @@ export class RepairTelemetry {
     inspections: readonly Inspection[],
   ): void {
     const last = this.#lastCall;
-    this.#record(
-      recording,
-      {
-        model: last?.model,
-        tools: last?.tools,
-        identity: last?.identity,
-        threadId: place.threadId,
-        namespace: place.namespace,
-      },
-      inspections,
-      false,
-    );
+    const call: ObservedModelCall = {
+      model: last?.model,
+      tools: last?.tools,
+      identity: last?.identity,
+      threadId: place.threadId,
+      namespace: place.namespace,
+    };
+    const labels = this.#labelsIfRecorded(recording, call);
+    this.#recordInspections(recording, call, inspections, labels);
+    this.#recordSpans(recording, call, inspections, labels, context.active());
   }
 
-  #record(
+  /**
+   * Whether the agent of a call is named only by its answer: a nested agent's, unless the
+   * `agentName` option names it.
+   */
+  #namesAgentAfterCall(call: ObservedModelCall): boolean {
+    return this.#settings.agentName === undefined && call.namespace !== undefined;
+  }
+
+  /** The call's labels when something records them; computing them never throws. */
+  #labelsIfRecorded(recording: Recording, call: ObservedModelCall): CallLabels | undefined {
+    if (recording.metrics?.instruments === undefined && !recording.tracing) return undefined;
+    try {
+      return this.#labelsOf(call);
+    } catch (error) {
+      this.#settings.onFailure(error, "metrics");
+      return undefined;
+    }
+  }
+
+  /** The metrics of the inspections (all but the model call); whether metrics are recorded. */
+  #recordInspections(
     recording: Recording,
     call: ObservedModelCall,
     inspections: readonly Inspection[],
-    madeModelCall: boolean,
+    labels: CallLabels | undefined,
   ): boolean {
     const target = recording.metrics;
-    const metered = target?.instruments !== undefined;
-    if (metered) {
+    if (target?.instruments === undefined) return false;
+    if (labels === undefined) return true;
+    try {
+      this.#recordMetrics(target, call, inspections, labels);
+    } catch (error) {
+      this.#settings.onFailure(error, "metrics");
+    }
+    return true;
+  }
+
+  /** The model call itself, and the spans of its inspections: what carries the agent's name. */
+  #recordCall(
+    recording: Recording,
+    call: ObservedModelCall,
+    inspections: readonly Inspection[],
+    labels: CallLabels | undefined,
+    parent: Context = context.active(),
+  ): void {
+    if (labels === undefined) return;
+    const instruments = recording.metrics?.instruments;
+    if (instruments !== undefined) {
       try {
-        this.#recordMetrics(
-          target as MetricsTarget,
-          call,
-          inspections,
-          this.#labelsOf(call),
-          madeModelCall,
-        );
+        // Attributes written out in full each time: spreading a shared part into them measured
+        // as the costliest line of a recorded call.
+        instruments.modelCalls.add(1, {
+          [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
+          [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
+          [ATTR_GEN_AI_AGENT_NAME]: labels.agent,
+          [ATTR_OUTCOME]: outcomeOfCall(inspections),
+        });
       } catch (error) {
         this.#settings.onFailure(error, "metrics");
       }
     }
+    this.#recordSpans(recording, call, inspections, labels, parent);
+  }
+
+  #recordSpans(
+    recording: Recording,
+    call: ObservedModelCall,
+    inspections: readonly Inspection[],
+    labels: CallLabels | undefined,
+    parent: Context,
+  ): void {
     // Without a tracer behind the global one, a span would be a no-op built for nothing.
-    if (!recording.tracing) return metered;
+    if (!recording.tracing || labels === undefined) return;
     for (const inspection of inspections) {
       const traced = inspection.outcome !== OUTCOME_VALUE_CLEAN || this.#settings.traceAllCalls;
       if (!traced) continue;
       try {
-        this.#recordSpan(call, inspection);
+        this.#recordSpan(call, inspection, labels, parent);
       } catch (error) {
         this.#settings.onFailure(error, "tracing");
       }
     }
-    return metered;
   }
 
   /** Counts the tool calls of a model response: the denominator of the dangling rate. */
@@ -314,19 +405,8 @@ export class RepairTelemetry {
     call: ObservedModelCall,
     inspections: readonly Inspection[],
     labels: CallLabels,
-    madeModelCall: boolean,
   ): void {
     const instruments = target.instruments as RepairInstruments;
-    // Attributes written out in full each time: spreading a shared part into them measured as
-    // the costliest line of a recorded call.
-    if (madeModelCall) {
-      instruments.modelCalls.add(1, {
-        [ATTR_GEN_AI_PROVIDER_NAME]: labels.provider,
-        [ATTR_GEN_AI_REQUEST_MODEL]: labels.model,
-        [ATTR_GEN_AI_AGENT_NAME]: labels.agent,
-        [ATTR_OUTCOME]: outcomeOfCall(inspections),
-      });
-    }
     for (const inspection of inspections) {
       instruments.repairDuration.record(
         (inspection.endedAt - inspection.startedAt) / 1000,
@@ -365,15 +445,20 @@ export class RepairTelemetry {
     }
   }
 
-  #recordSpan(call: ObservedModelCall, inspection: Inspection): void {
+  #recordSpan(
+    call: ObservedModelCall,
+    inspection: Inspection,
+    labels: CallLabels,
+    parent: Context,
+  ): void {
     const tracer = this.#currentTracer();
     const span = tracer.startSpan(
       SPAN_REPAIR_TOOL_CALLS,
       { kind: SpanKind.INTERNAL, startTime: epochMillis(inspection.startedAt) },
-      context.active(),
+      parent,
     );
     try {
-      if (span.isRecording()) describeSpan(span, call, inspection, this.#labelsOf(call));
+      if (span.isRecording()) describeSpan(span, call, inspection, labels);
     } finally {
       span.end(epochMillis(inspection.endedAt));
     }
@@ -519,6 +604,22 @@ function aiMessagesOf(response: unknown): readonly unknown[] {
 function metricToolName(labels: CallLabels, name: string | undefined): string {
   return name !== undefined && labels.offeredTools.has(name) ? name : TOOL_NAME_VALUE_OTHER;
 }
+
+/**
+ * The name of the agent that made an answer: `createAgent` names each AI message it returns after
+ * its agent (`"model"` when the agent has no name, which names none here).
+ */
+function agentNamedBy(response: unknown): string | undefined {
+  try {
+    const name = (aiMessagesOf(response)[0] as { name?: unknown } | undefined)?.name;
+    return typeof name === "string" && name !== "" && name !== UNNAMED_AGENT ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What `createAgent` names the answers of an agent that was given no name. */
+const UNNAMED_AGENT = "model";
 
 /** The agent name `createAgent({ name })` puts in the run's metadata, if any. */
 function agentNameOfCurrentRun(): string | undefined {

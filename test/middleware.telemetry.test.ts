@@ -43,7 +43,7 @@ import { metricsHarness, tracingHarness } from "./helpers/telemetry.js";
 
 interface FakeRequest {
   messages: BaseMessage[];
-  runtime: { context?: unknown; configurable?: { thread_id?: string } };
+  runtime: { context?: unknown; configurable?: { thread_id?: string; checkpoint_ns?: string } };
   state: { messages: BaseMessage[] };
   model: unknown;
   tools: unknown[];
@@ -450,6 +450,88 @@ describe("spans", () => {
     call(requestOn("t1", [human("hi")]));
     const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
     expect(span?.attributes).toMatchObject({ [ATTR_REPAIR_COUNT]: 0, [ATTR_OUTCOME]: "clean" });
+  });
+});
+
+describe("a nested agent's model calls", () => {
+  /** A request of a sub-agent run from the supervisor's tools node, on the parent's thread. */
+  const nestedRequest = (messages: BaseMessage[]) =>
+    requestOn("t1", messages, {
+      runtime: {
+        configurable: { thread_id: "t1", checkpoint_ns: "tools:3f2a|model_request:9c1e" },
+      },
+    });
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  /** What createAgent does to the answer of an agent named `name` once the call returns. */
+  const namedBy = (name: string) => (message: AIMessage) => {
+    message.name = name;
+    return message;
+  };
+
+  it("are recorded under the name createAgent gives their answer, once it is given", async () => {
+    const { metrics: harness, tracing, call } = instrumented();
+    const answered = new AIMessage("found it");
+    const response = (await call(
+      nestedRequest(danglingThread()),
+      async () => answered,
+    )) as AIMessage;
+    // Not yet: the agent's node names its answer after the middleware has returned it.
+    expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(0);
+    namedBy("researcher")(response);
+    await nextTurn();
+    expect(
+      await harness.sum(METRIC_MODEL_CALLS, {
+        [ATTR_GEN_AI_AGENT_NAME]: "researcher",
+        [ATTR_OUTCOME]: "repaired",
+      }),
+    ).toBe(1);
+    expect(tracing.spans(SPAN_REPAIR_TOOL_CALLS)[0]?.attributes).toMatchObject({
+      [ATTR_GEN_AI_AGENT_NAME]: "researcher",
+    });
+    // What carries no agent is recorded at once, as for any call.
+    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
+  });
+
+  it("are recorded under the run's agent when the call fails, or the agent has no name", async () => {
+    const { metrics: harness, call } = instrumented();
+    const failure = new Error("model down");
+    await expect(
+      call(nestedRequest([human("hi")]), async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(() =>
+      call(nestedRequest([human("hi")]), () => {
+        throw failure;
+      }),
+    ).toThrow(failure);
+    const unnamed = (await call(nestedRequest([human("hi")]), async () => answer())) as AIMessage;
+    namedBy("model")(unnamed);
+    await nextTurn();
+    expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "unknown" })).toBe(3);
+  });
+
+  it("are recorded once a streamed answer has been read to its end", async () => {
+    const { metrics: harness, call } = instrumented();
+    async function* chunks() {
+      yield new AIMessage({ content: "found", name: "researcher" });
+    }
+    const stream = call(nestedRequest([human("hi")]), () => chunks()) as AsyncGenerator<unknown>;
+    for await (const _ of stream) {
+      // Read to the end.
+    }
+    await nextTurn();
+    expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "researcher" })).toBe(
+      1,
+    );
+  });
+
+  it("are recorded at once under the agentName option, which names every call", async () => {
+    const { metrics: harness, call } = instrumented({ agentName: "researcher" });
+    await call(nestedRequest([human("hi")]), async () => answer());
+    expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "researcher" })).toBe(
+      1,
+    );
   });
 });
 

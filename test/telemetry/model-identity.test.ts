@@ -3,11 +3,13 @@
  * classes, mapped to the well-known gen_ai.provider.name values, and never a reason to throw.
  */
 import { ChatAnthropic } from "@langchain/anthropic";
+import { AIMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { ChatOpenAI } from "@langchain/openai";
 import { initChatModel } from "langchain";
 import { describe, expect, it } from "vitest";
 import { genAiProviderName, modelIdentityOf } from "../../src/index.js";
+import { chargedModelOf, modelNamedBy } from "../../src/telemetry/model-identity.js";
 
 describe("modelIdentityOf", () => {
   it("reads ChatOpenAI's model and provider", () => {
@@ -105,5 +107,94 @@ describe("genAiProviderName", () => {
 
   it("passes a provider it does not know through unchanged", () => {
     expect(genAiProviderName("ollama")).toBe("ollama");
+  });
+});
+
+describe("modelNamedBy", () => {
+  it("reads the model a ChatOpenAI answer names, as the provider named it, and its provider", () => {
+    const answer = new AIMessage({
+      content: "hi",
+      response_metadata: { model_name: "gpt-4.1-2025-04-14", model_provider: "openai" },
+    });
+    expect(modelNamedBy(answer)).toEqual({ model: "gpt-4.1-2025-04-14", provider: "openai" });
+  });
+
+  it("reads Anthropic's `model`, and a streamed Anthropic answer's `additional_kwargs.model`", () => {
+    const whole = new AIMessage({
+      content: "hi",
+      response_metadata: { model: "claude-sonnet-4-5-20250929", model_provider: "anthropic" },
+    });
+    const streamed = new AIMessage({
+      content: "hi",
+      additional_kwargs: { model: "claude-sonnet-4-5-20250929" },
+      response_metadata: { model_provider: "anthropic" },
+    });
+    for (const answer of [whole, streamed]) {
+      expect(modelNamedBy(answer)).toEqual({
+        model: "claude-sonnet-4-5-20250929",
+        provider: "anthropic",
+      });
+    }
+  });
+
+  it("maps the provider to its gen_ai.provider.name value", () => {
+    const answer = {
+      response_metadata: { model_name: "gemini-2.5-pro", model_provider: "google-genai" },
+    };
+    expect(modelNamedBy(answer)).toEqual({ model: "gemini-2.5-pro", provider: "gcp.gemini" });
+  });
+
+  it("names nothing for a message without a model name, or junk, and never throws", () => {
+    const throwing = Object.defineProperty({}, "response_metadata", {
+      get() {
+        throw new Error("unreadable");
+      },
+    });
+    for (const junk of [new AIMessage("hi"), undefined, null, 42, "text", throwing]) {
+      expect(modelNamedBy(junk)).toBeUndefined();
+    }
+  });
+});
+
+describe("chargedModelOf", () => {
+  const request = { provider: "openai", model: "gpt-4.1" };
+
+  it("is the model the message names, a dated snapshot included, with the message's provider", () => {
+    const answer = {
+      response_metadata: { model_name: "gpt-4.1-2025-04-14", model_provider: "openai" },
+    };
+    expect(chargedModelOf(answer, request)).toEqual({
+      provider: "openai",
+      model: "gpt-4.1-2025-04-14",
+    });
+  });
+
+  it("is another model's when another model made the message, whatever the request", () => {
+    const backups = {
+      response_metadata: { model: "claude-sonnet-4-5", model_provider: "anthropic" },
+    };
+    expect(chargedModelOf(backups, request)).toEqual({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+    });
+  });
+
+  it("takes the provider LangChain infers from the name when the message names none", () => {
+    const answer = { response_metadata: { model_name: "claude-sonnet-4-5" } };
+    expect(chargedModelOf(answer, request)).toEqual({
+      provider: "anthropic",
+      model: "claude-sonnet-4-5",
+    });
+    const unknownName = { response_metadata: { model_name: "in-house-7b" } };
+    expect(chargedModelOf(unknownName, request)).toEqual({
+      provider: "openai",
+      model: "in-house-7b",
+    });
+  });
+
+  it("is the request's model and provider when the message names none, or names the request's", () => {
+    expect(chargedModelOf(new AIMessage("hi"), request)).toBe(request);
+    const same = { response_metadata: { model_name: "gpt-4.1", model_provider: "azure" } };
+    expect(chargedModelOf(same, request)).toBe(request);
   });
 });

@@ -168,11 +168,12 @@ export function modelNamedBy(
 }
 
 /**
- * The model and provider a tool call is charged to: the model its AI message names, with the
- * message's provider (else the one LangChain infers from that name, else the request's); the
- * request's model and provider when the message names none or names the request's model. It
- * depends on the message alone wherever the message names a model that is not the request's, so
- * the call and its dangling sighting, made in requests to different models, land on one series.
+ * The model and provider a tool call is charged to: the model its AI message names, and the
+ * provider it names; a message that names no provider takes the request's when it names the
+ * request's model, else the one LangChain infers from the name, else the request's. The request's
+ * model and provider when the message names no model. Wherever the message names both, the answer
+ * depends on the message alone, so a call and its dangling sighting, seen in requests to different
+ * models (a fallback, a retry, a thread that changes models), land on one series.
  *
  * @example
  * ```ts
@@ -182,11 +183,15 @@ export function modelNamedBy(
  */
 export function chargedModelOf(message: unknown, request: ModelIdentity): ModelIdentity {
   const named = modelNamedBy(message);
-  if (named === undefined || named.model === request.model) return request;
-  const inferred = named.provider ?? nonEmpty(attempt(() => inferProvider(named.model)));
+  if (named === undefined) return request;
+  if (named.provider !== undefined) {
+    const same = named.model === request.model && named.provider === request.provider;
+    return same ? request : { model: named.model, provider: named.provider };
+  }
+  if (named.model === request.model) return request;
+  const inferred = nonEmpty(attempt(() => inferProvider(named.model)));
   return {
     model: named.model,
-    provider:
-      named.provider ?? (inferred === undefined ? request.provider : genAiProviderName(inferred)),
+    provider: inferred === undefined ? request.provider : genAiProviderName(inferred),
   };
 }

@@ -192,9 +192,22 @@ describe("chargedModelOf", () => {
     });
   });
 
-  it("is the request's model and provider when the message names none, or names the request's", () => {
+  it("is the request's model and provider when the message names none", () => {
     expect(chargedModelOf(new AIMessage("hi"), request)).toBe(request);
-    const same = { response_metadata: { model_name: "gpt-4.1", model_provider: "azure" } };
-    expect(chargedModelOf(same, request)).toBe(request);
+    const sameModel = { response_metadata: { model_name: "gpt-4.1" } };
+    expect(chargedModelOf(sameModel, request)).toBe(request);
+  });
+
+  it("is the provider the message names, even for the request's model: one series for a call and its sighting", () => {
+    const azureAnswer = { response_metadata: { model_name: "gpt-4.1", model_provider: "openai" } };
+    const azureRequest = { provider: "azure.ai.openai", model: "gpt-4.1" };
+    const primaryRequest = { provider: "anthropic", model: "claude-sonnet-4-5" };
+    expect(chargedModelOf(azureAnswer, azureRequest)).toEqual({
+      provider: "openai",
+      model: "gpt-4.1",
+    });
+    expect(chargedModelOf(azureAnswer, primaryRequest)).toEqual(
+      chargedModelOf(azureAnswer, azureRequest),
+    );
   });
 });

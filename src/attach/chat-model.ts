@@ -49,8 +49,9 @@ function isRepairedStream(options: unknown): boolean {
  * `withStructuredOutput` on the wrapper give runnables that keep repairing. The wrapper is the
  * model itself behind a proxy: `instanceof`, its fields and its other methods are the model's.
  *
- * The thread id of the telemetry is the call's `configurable.thread_id` (LangGraph sets it for
- * every node), and the tools are those bound with `bindTools`. Fail-open: a failure of the repair
+ * The thread id of the telemetry is the call's `configurable.thread_id` over the current LangGraph
+ * run's (a node may pass a `configurable` of its own, or none), and the tools are those bound with
+ * `bindTools`, in any provider's shape. Fail-open: a failure of the repair
  * is logged and the model is called with its original input. The model's own errors pass through.
  *
  * @param model - any `BaseChatModel` (`ChatOpenAI`, `ChatAnthropic`, `initChatModel(...)`, ...)

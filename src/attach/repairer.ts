@@ -132,18 +132,20 @@ export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale" | "t
    */
   countOnceMemory?: number;
   /**
-   * The `gen_ai.provider.name` to record, instead of the one read from the request's model.
-   * @default read from `request.model`
+   * The `gen_ai.provider.name` to record, instead of the one read from the request's model (and,
+   * for the tool calls an AI message made, from the message).
+   * @default read from `request.model`, and from each AI message for its calls
    */
   providerName?: string;
   /**
-   * The `gen_ai.request.model` to record, instead of the one read from the request's model.
-   * @default read from `request.model`
+   * The `gen_ai.request.model` to record, instead of the one read from the request's model (and,
+   * for the tool calls an AI message made, from the message).
+   * @default read from `request.model`, and from each AI message for its calls
    */
   modelName?: string;
   /**
-   * The `gen_ai.agent.name` to record.
-   * @default the `name` given to `createAgent`, else `"unknown"`
+   * The `gen_ai.agent.name` to record, for every call.
+   * @default the `name` given to the innermost `createAgent`, else `"unknown"`
    */
   agentName?: string;
 }

@@ -7,6 +7,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import {
+  ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_OUTCOME,
   DOUBLE_ATTACHMENT_WARNING,
@@ -38,7 +39,10 @@ describe("a model wrapped with withToolCallRepair in an agent with the middlewar
     const harness = metricsHarness();
     const warnings: string[] = [];
     const logger = { warn: (message: string) => void warnings.push(message) };
-    const fake = scriptedModel(aiToolCall("ai_1", CALL), aiAnswer("ai_2", "No results came."));
+    const fake = Object.assign(
+      scriptedModel(aiToolCall("ai_1", CALL), aiAnswer("ai_2", "No results came.")),
+      { model: "fake-gpt" },
+    );
     const search = stallingTool("search");
     const agent = createAgent({
       model: withToolCallRepair(fake, { logger, meterProvider: harness.meterProvider }),
@@ -56,7 +60,16 @@ describe("a model wrapped with withToolCallRepair in an agent with the middlewar
     expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: OUTCOME_VALUE_REPAIRED })).toBe(
       1,
     );
-    expect(await harness.sum(METRIC_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: "search" })).toBe(1);
+    const searchOnModel = {
+      [ATTR_GEN_AI_REQUEST_MODEL]: "fake-gpt",
+      [ATTR_GEN_AI_TOOL_NAME]: "search",
+    };
+    expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_REQUEST_MODEL]: "fake-gpt" })).toBe(
+      2,
+    );
+    expect(await harness.sum(METRIC_TOOL_CALLS, searchOnModel)).toBe(1);
+    expect(await harness.sum(METRIC_TOOL_CALLS)).toBe(1);
+    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, searchOnModel)).toBe(1);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
     expect(await harness.sum(METRIC_REPAIRS)).toBe(1);
     // The model still got the repaired history, once repaired: one placeholder after ai_1.

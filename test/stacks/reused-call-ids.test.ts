@@ -12,10 +12,14 @@ import { MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/l
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import {
+  ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_OUTCOME,
   danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_THREAD_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
@@ -33,6 +37,10 @@ import {
 import { metricsHarness } from "../helpers/telemetry.js";
 
 const THREAD = "reused-ids";
+const MODEL = "fake-gpt";
+/** The series of the thread's model, and of `search` on it. */
+const ON_MODEL = { [ATTR_GEN_AI_REQUEST_MODEL]: MODEL };
+const SEARCH_ON_MODEL = { ...ON_MODEL, [ATTR_GEN_AI_TOOL_NAME]: "search" };
 const CALL_0 = { id: "call_0", name: "search", args: { query: "weather" } };
 
 /**
@@ -43,10 +51,14 @@ async function reusedIdThread(persist: boolean) {
   const harness = metricsHarness();
   const search = stallingTool("search");
   const agent = createAgent({
-    model: scriptedModel(
-      aiToolCall("ai_1", CALL_0),
-      aiToolCall("ai_2", CALL_0),
-      aiAnswer("ai_3", "Sorry, the search keeps failing."),
+    name: "forecaster",
+    model: Object.assign(
+      scriptedModel(
+        aiToolCall("ai_1", CALL_0),
+        aiToolCall("ai_2", CALL_0),
+        aiAnswer("ai_3", "Sorry, the search keeps failing."),
+      ),
+      { model: MODEL },
     ),
     tools: [search.tool],
     checkpointer: new MemorySaver(),
@@ -64,20 +76,31 @@ describe("a call id reused on one thread", () => {
   it("is two dangling calls when it dangles on two turns (without persist)", async () => {
     const harness = await reusedIdThread(false);
     // Ground truth: the model issued call_0 twice (ai_1, ai_2), and both dangle.
-    expect(await harness.sum(METRIC_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: "search" })).toBe(2);
+    expect(await harness.sum(METRIC_TOOL_CALLS, SEARCH_ON_MODEL)).toBe(2);
+    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, SEARCH_ON_MODEL)).toBe(2);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     expect(
       await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+        ...ON_MODEL,
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(2);
     // Turn 2's call repairs ai_1's call_0; turn 3's repairs both: 1 + 2 placeholders.
-    expect(await harness.sum(METRIC_REPAIRS)).toBe(3);
+    expect(await harness.sum(METRIC_REPAIRS, ON_MODEL)).toBe(3);
+    // Three model calls, one per turn: turn 1 clean, turns 2 and 3 repaired.
+    const forecaster = { ...ON_MODEL, [ATTR_GEN_AI_AGENT_NAME]: "forecaster" };
+    expect(await harness.sum(METRIC_MODEL_CALLS, { ...forecaster, [ATTR_OUTCOME]: "clean" })).toBe(
+      1,
+    );
+    expect(
+      await harness.sum(METRIC_MODEL_CALLS, { ...forecaster, [ATTR_OUTCOME]: "repaired" }),
+    ).toBe(2);
   });
 
   it("is two dangling calls with persist, each counted by the turn that wrote its repair", async () => {
     const harness = await reusedIdThread(true);
-    expect(await harness.sum(METRIC_TOOL_CALLS)).toBe(2);
+    expect(await harness.sum(METRIC_TOOL_CALLS, SEARCH_ON_MODEL)).toBe(2);
+    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, SEARCH_ON_MODEL)).toBe(2);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     expect(
       await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {

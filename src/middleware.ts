@@ -55,7 +55,10 @@ const middlewareOptionsSchema = z.strictObject({
 /** The option names, for checks that the docs list every one; not part of the public surface. */
 export const middlewareOptionNames: readonly string[] = [...toolCallRepairOptionNames, "persist"];
 
-/** Logged once by a middleware whose agent's model is also wrapped with `withToolCallRepair`. */
+/** The wrapped models the double attachment was logged for. */
+const warnedOfModel = new WeakSet<object>();
+
+/** Logged once per wrapped model given to an agent that also has the middleware. */
 export const DOUBLE_ATTACHMENT_WARNING =
   "The agent's model is wrapped with withToolCallRepair and the agent also has danglingToolCallMiddleware: " +
   "the middleware calls the model behind the wrapper, so each request is repaired and counted once. " +
@@ -144,7 +147,6 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
       // The telemetry guards itself and reports its failures; nothing may escape a timer.
     }
   });
-  let warnedDoubleAttachment = false;
 
   return createMiddleware({
     name: MIDDLEWARE_NAME,
@@ -193,8 +195,9 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
       return request;
     }
     if (unrepaired === undefined) return request;
-    if (!warnedDoubleAttachment) {
-      warnedDoubleAttachment = true;
+    // Once per wrapped model, also for agents built per request around one model.
+    if (!warnedOfModel.has(request.model as object)) {
+      warnedOfModel.add(request.model as object);
       log(repairer.logger, "warn", DOUBLE_ATTACHMENT_WARNING, {});
     }
     return { ...request, model: unrepaired };

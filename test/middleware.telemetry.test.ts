@@ -511,18 +511,50 @@ describe("a nested agent's model calls", () => {
     expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "unknown" })).toBe(3);
   });
 
-  it("are recorded once a streamed answer has been read to its end", async () => {
+  it("are recorded once a streamed answer has been read to its end, unnamed if never named", async () => {
     const { metrics: harness, call } = instrumented();
     async function* chunks() {
-      yield new AIMessage({ content: "found", name: "researcher" });
+      yield new AIMessage({ content: "found" });
     }
     const stream = call(nestedRequest([human("hi")]), () => chunks()) as AsyncGenerator<unknown>;
+    await nextTurn();
+    // Not while the stream is being read.
+    expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(0);
     for await (const _ of stream) {
       // Read to the end.
     }
-    await nextTurn();
-    expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "researcher" })).toBe(
-      1,
+    // Never named: recorded under the run's agent once the waits for a name are over.
+    await vi.waitFor(async () =>
+      expect(await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "unknown" })).toBe(
+        1,
+      ),
+    );
+  });
+
+  it("wait for a name given late, as when a middleware around the call awaits after it", async () => {
+    const { metrics: harness, call } = instrumented();
+    const response = (await call(nestedRequest([human("hi")]), async () => answer())) as AIMessage;
+    setTimeout(() => namedBy("researcher")(response), 5);
+    await vi.waitFor(async () =>
+      expect(
+        await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "researcher" }),
+      ).toBe(1),
+    );
+    expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(1);
+  });
+
+  it("read the name of a structured answer's AI message", async () => {
+    const { metrics: harness, call } = instrumented();
+    const message = new AIMessage("{}");
+    await call(nestedRequest([human("hi")]), async () => ({
+      structuredResponse: {},
+      messages: [message],
+    }));
+    namedBy("researcher")(message);
+    await vi.waitFor(async () =>
+      expect(
+        await harness.sum(METRIC_MODEL_CALLS, { [ATTR_GEN_AI_AGENT_NAME]: "researcher" }),
+      ).toBe(1),
     );
   });
 

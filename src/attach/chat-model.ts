@@ -140,13 +140,22 @@ export function unrepairedModelOf(model: unknown): unknown {
   if (!(model instanceof RunnableBinding)) return undefined;
   const bound = unwrapped.get(model.bound as object);
   if (bound === undefined) return undefined;
-  return new RunnableBinding({
-    bound,
-    kwargs: model.kwargs,
-    config: model.config,
-    configFactories: model.configFactories,
-  });
+  // One binding per binding, so that what is read of a model once per model is read once.
+  let rebuilt = unwrappedBindings.get(model);
+  if (rebuilt === undefined) {
+    rebuilt = new RunnableBinding({
+      bound,
+      kwargs: model.kwargs,
+      config: model.config,
+      configFactories: model.configFactories,
+    });
+    unwrappedBindings.set(model, rebuilt);
+  }
+  return rebuilt;
 }
+
+/** A binding of a wrapper → the same binding of the model behind it. */
+const unwrappedBindings = new WeakMap<object, RunnableBinding<unknown, unknown>>();
 
 function isRunnableModel(value: unknown): value is BaseChatModel {
   return (

@@ -423,20 +423,27 @@ function observedCall(request: ModelRequestLike, target?: RepairTarget): Observe
  * it would, a stream is passed on chunk by chunk and its answer is its chunks joined.
  */
 function settled<R>(response: R, onEnd: (answer: unknown) => void): R {
+  const end = (answer: unknown) => {
+    try {
+      onEnd(answer);
+    } catch {
+      // Counting the answer never changes what the caller gets back.
+    }
+  };
   if (isPromiseLike(response)) {
     return response.then(
       (resolved) => {
-        onEnd(resolved);
+        end(resolved);
         return resolved;
       },
       (error: unknown) => {
-        onEnd(undefined);
+        end(undefined);
         throw error;
       },
     ) as R;
   }
-  if (isAsyncGenerator(response)) return settledStream(response, onEnd) as R;
-  onEnd(response);
+  if (isAsyncGenerator(response)) return settledStream(response, end) as R;
+  end(response);
   return response;
 }
 

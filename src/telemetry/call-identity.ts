@@ -26,7 +26,10 @@ export interface HistoryPlace {
  * ```
  */
 export function historyNamespaceOf(checkpointNamespace: unknown): string | undefined {
-  if (typeof checkpointNamespace !== "string") return undefined;
+  // The root graph's tasks, almost every call: one segment, the task's own.
+  if (typeof checkpointNamespace !== "string" || !checkpointNamespace.includes("|")) {
+    return undefined;
+  }
   const segments = checkpointNamespace.split("|").filter((part) => !/^\d+$/.test(part));
   segments.pop();
   return segments.length === 0
@@ -35,10 +38,11 @@ export function historyNamespaceOf(checkpointNamespace: unknown): string | undef
 }
 
 /**
- * The count-once key of a dangling call, or `undefined` when nothing tells it apart from a call
- * of another conversation: without a thread and without an id of its AI message, a position and a
- * call id repeat across conversations of the same shape, so such a call is counted at every
- * sighting (a count can then only be higher than the truth, never lower).
+ * The count-once key of a dangling call: its history, its AI message (the message's id, else its
+ * position and what it calls) and its id. `undefined` when nothing tells it apart from a call of
+ * another conversation: with neither a thread nor an id of its AI message, a position and a call
+ * repeat across conversations of the same shape, so such a call is counted at every sighting (a
+ * count can then only be higher than the truth, never lower).
  *
  * @param message - the AI message that made the call, as the inspected history holds it
  * @param messageIndex - its position in that history
@@ -55,8 +59,28 @@ export function danglingCallKey(
 ): string | undefined {
   const messageId = messageIdOf(message);
   if (messageId === undefined && place.threadId === undefined) return undefined;
-  const made = messageId !== undefined ? `id:${messageId}` : `at:${messageIndex ?? ""}`;
+  const made =
+    messageId !== undefined
+      ? `id:${messageId}`
+      : `at:${messageIndex ?? ""}:${callsFingerprintOf(message)}`;
   return `${place.threadId ?? ""}\u0000${place.namespace ?? ""}\u0000${made}\u0000${toolCallId}`;
+}
+
+/**
+ * What an AI message without an id calls, as text (the calls' ids, names and arguments): with its
+ * position, it tells apart two messages that make calls of one id at one place of a history that
+ * was trimmed or rewritten in between. Empty when it cannot be read.
+ */
+function callsFingerprintOf(message: unknown): string {
+  try {
+    const fields = message as {
+      tool_calls?: unknown;
+      additional_kwargs?: { tool_calls?: unknown };
+    };
+    return JSON.stringify(fields.tool_calls ?? fields.additional_kwargs?.tool_calls) ?? "";
+  } catch {
+    return "";
+  }
 }
 
 /** A message's own id (LangChain instances and plain objects), or `undefined`; never throws. */

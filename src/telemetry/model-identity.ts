@@ -168,30 +168,76 @@ export function modelNamedBy(
 }
 
 /**
- * The model and provider a tool call is charged to: the model its AI message names, and the
- * provider it names; a message that names no provider takes the request's when it names the
- * request's model, else the one LangChain infers from the name, else the request's. The request's
- * model and provider when the message names no model. Wherever the message names both, the answer
- * depends on the message alone, so a call and its dangling sighting, seen in requests to different
- * models (a fallback, a retry, a thread that changes models), land on one series.
+ * How many model names answers have come back with are remembered, each with the request's model
+ * and provider it answered for (the most recently learned kept).
+ */
+const ANSWERED_NAMES_LIMIT = 1_000;
+
+/** A model name answers come back with → the request's model and provider it answered for. */
+const requestOfAnsweredName = new Map<string, ModelIdentity>();
+
+/**
+ * A name at the end of a model name that only dates a snapshot of it: `2025-04-14` in
+ * `gpt-4.1-2025-04-14`, `20250929` in `claude-sonnet-4-5-20250929`, and what follows a date.
+ */
+const SNAPSHOT_DATE = /^\d{4}-?\d{2}-?\d{2}(?:[-.:@].*)?$/;
+
+/**
+ * Whether a model name an answer gives is the requested model: the same name, or a dated
+ * snapshot of it (`gpt-4.1-2025-04-14` for `gpt-4.1`; not `gpt-4.1-mini-2025-04-14`).
  *
  * @example
  * ```ts
- * chargedModelOf(backupsMessage, { provider: "openai", model: "gpt-4.1" });
- * // { provider: "anthropic", model: "claude-sonnet-4-5-20250929" }
+ * answersForRequestedModel("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"); // true
+ * ```
+ */
+export function answersForRequestedModel(answered: string, requested: string): boolean {
+  if (answered === requested) return true;
+  return (
+    answered.startsWith(`${requested}-`) && SNAPSHOT_DATE.test(answered.slice(requested.length + 1))
+  );
+}
+
+/**
+ * The model and provider a tool call is charged to: the model that made its AI message, named
+ * the way requests name it, so that a model's calls, its dangling calls and its model calls share
+ * a series.
+ * - A message that names no model: the request's.
+ * - A message that names the request's model, or a dated snapshot of it: the request's (and the
+ *   name is learned as that model's, for the requests of other models that see the message).
+ * - A message that names a model learned so: that model, as its requests name it.
+ * - Any other: the name the message gives, with the provider it names, else the one LangChain
+ *   infers from the name, else the request's.
+ *
+ * @example
+ * ```ts
+ * chargedModelOf(backupsAnswer, { provider: "anthropic", model: "claude-sonnet-4-5" }); // learned
+ * chargedModelOf(backupsAnswer, { provider: "openai", model: "gpt-4.1" });
+ * // { provider: "anthropic", model: "claude-sonnet-4-5" }
  * ```
  */
 export function chargedModelOf(message: unknown, request: ModelIdentity): ModelIdentity {
   const named = modelNamedBy(message);
   if (named === undefined) return request;
-  if (named.provider !== undefined) {
-    const same = named.model === request.model && named.provider === request.provider;
-    return same ? request : { model: named.model, provider: named.provider };
+  if (answersForRequestedModel(named.model, request.model)) {
+    learnAnsweredName(named.model, request);
+    return request;
   }
-  if (named.model === request.model) return request;
-  const inferred = nonEmpty(attempt(() => inferProvider(named.model)));
+  const learned = requestOfAnsweredName.get(named.model);
+  if (learned !== undefined) return learned;
+  const inferred = named.provider ?? nonEmpty(attempt(() => inferProvider(named.model)));
   return {
     model: named.model,
     provider: inferred === undefined ? request.provider : genAiProviderName(inferred),
   };
+}
+
+function learnAnsweredName(answered: string, request: ModelIdentity): void {
+  const known = requestOfAnsweredName.get(answered);
+  if (known?.model === request.model && known.provider === request.provider) return;
+  if (known === undefined && requestOfAnsweredName.size >= ANSWERED_NAMES_LIMIT) {
+    const oldest = requestOfAnsweredName.keys().next();
+    if (!oldest.done) requestOfAnsweredName.delete(oldest.value);
+  }
+  requestOfAnsweredName.set(answered, { model: request.model, provider: request.provider });
 }

@@ -249,22 +249,21 @@ export class RepairTelemetry {
       return metered ? METERED_NOW : RECORDED_NOW;
     }
     const parent = context.active();
+    const record = (agent: string | undefined) => {
+      try {
+        const agentLabels =
+          labels === undefined || agent === undefined ? labels : { ...labels, agent };
+        this.#recordCall(recording, call, inspections, agentLabels, parent);
+      } catch (error) {
+        // Nothing may escape a callback of the event loop: it would end the process.
+        this.#settings.onFailure(error, "metrics");
+      }
+    };
     return {
       metered,
-      finish: (response) => {
-        // createAgent names its answer in the microtasks that follow: read it once they are done.
-        setImmediate(() => {
-          try {
-            const named = agentNamedBy(response);
-            const agentLabels =
-              labels === undefined || named === undefined ? labels : { ...labels, agent: named };
-            this.#recordCall(recording, call, inspections, agentLabels, parent);
-          } catch (error) {
-            // Nothing may escape a callback of the event loop: it would end the process.
-            this.#settings.onFailure(error, "metrics");
-          }
-        });
-      },
+      // A failed call has no answer to name: it is recorded at once.
+      finish: (response) =>
+        response === undefined ? record(undefined) : whenAgentNamed(response, record),
     };
   }
 
@@ -605,21 +604,57 @@ function metricToolName(labels: CallLabels, name: string | undefined): string {
   return name !== undefined && labels.offeredTools.has(name) ? name : TOOL_NAME_VALUE_OTHER;
 }
 
+/** What `createAgent` names the answers of an agent that was given no name. */
+const UNNAMED_AGENT = "model";
+
 /**
- * The name of the agent that made an answer: `createAgent` names each AI message it returns after
- * its agent (`"model"` when the agent has no name, which names none here).
+ * How long to wait, each time, for `createAgent` to name an answer: it does so once every
+ * middleware around the call has returned it, which is the microtasks that follow unless one of
+ * them awaits something (a log write, say). After the last wait, the answer is taken as unnamed.
  */
-function agentNamedBy(response: unknown): string | undefined {
+const NAMING_WAITS_MS = [1, 10, 100] as const;
+
+/**
+ * Calls `record` with the name of the agent that made an answer, once `createAgent` has named it
+ * after its agent (`undefined` for an agent without a name, or an answer never named: one that
+ * did not come from `createAgent`, or that it copied). Looks on the next turn of the event loop,
+ * then after each of {@link NAMING_WAITS_MS}.
+ */
+function whenAgentNamed(response: unknown, record: (agent: string | undefined) => void): void {
+  let waited = 0;
+  const look = () => {
+    const name = agentNameGiven(response);
+    if (name !== undefined || waited === NAMING_WAITS_MS.length) {
+      record(name === UNNAMED_AGENT ? undefined : name);
+      return;
+    }
+    setTimeout(look, NAMING_WAITS_MS[waited++]);
+  };
+  nextTurn(look);
+}
+
+/** The name on the AI message of an answer (a message, a command, or a structured answer). */
+function agentNameGiven(response: unknown): string | undefined {
   try {
-    const name = (aiMessagesOf(response)[0] as { name?: unknown } | undefined)?.name;
-    return typeof name === "string" && name !== "" && name !== UNNAMED_AGENT ? name : undefined;
+    const messages = aiMessagesOf(response);
+    const structured = (response as { messages?: unknown } | null)?.messages;
+    const message =
+      messages[0] ??
+      (Array.isArray(structured)
+        ? structured.find((entry) => messageKindOf(entry) === MessageKind.Ai)
+        : undefined);
+    const name = (message as { name?: unknown } | undefined)?.name;
+    return typeof name === "string" && name !== "" ? name : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** What `createAgent` names the answers of an agent that was given no name. */
-const UNNAMED_AGENT = "model";
+/** Runs `callback` on the next turn of the event loop: `setImmediate` where there is one. */
+function nextTurn(callback: () => void): void {
+  if (typeof setImmediate === "function") setImmediate(callback);
+  else setTimeout(callback, 0);
+}
 
 /** The agent name `createAgent({ name })` puts in the run's metadata, if any. */
 function agentNameOfCurrentRun(): string | undefined {

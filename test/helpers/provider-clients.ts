@@ -20,10 +20,10 @@ export function chatOpenAIOn(
   });
 }
 
-/** `ChatAnthropic` on `claude-sonnet-4-5`, with v0 (the default) or v1 output. */
+/** `ChatAnthropic` on `claude-sonnet-4-5` (or `model`), with v0 (the default) or v1 output. */
 export function chatAnthropicOn(
   server: Pick<StrictProviderServer, "anthropicApiUrl">,
-  fields: { readonly outputVersion?: "v0" | "v1" } = {},
+  fields: { readonly outputVersion?: "v0" | "v1"; readonly model?: string } = {},
 ): ChatAnthropic {
   return new ChatAnthropic({
     model: "claude-sonnet-4-5",

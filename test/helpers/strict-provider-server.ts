@@ -4,7 +4,8 @@
  * `ChatAnthropic`) pointed at it by base URL. It checks each request body with the provider's
  * tool-calling rules and answers as the provider does: 400 with the provider's error body and
  * text, or an answer: the next one a test scripted, else a call of `search` for a
- * {@link SEARCH_PROMPT}, else a plain text. Every body it received is kept for the tests.
+ * {@link SEARCH_PROMPT}, else a plain text. Like the providers, an answer names a dated snapshot
+ * of the model it was asked for. Every body it received is kept for the tests.
  */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -154,7 +155,7 @@ async function handle(
       id: `chatcmpl-${received.length}`,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
-      model: body.model,
+      model: answeredModel(body.model, "openai"),
       choices: [
         { index: 0, message: answer.message, logprobs: null, finish_reason: answer.finish },
       ],
@@ -180,7 +181,7 @@ async function handle(
       id: `msg_${received.length}`,
       type: "message",
       role: "assistant",
-      model: body.model,
+      model: answeredModel(body.model, "anthropic"),
       content:
         "text" in scripted
           ? [{ type: "text", text: scripted.text }]
@@ -214,7 +215,7 @@ async function handle(
       id: `resp_${serial}`,
       object: "response",
       created_at: Math.floor(Date.now() / 1000),
-      model: body.model,
+      model: answeredModel(body.model, "openai"),
       status: "completed",
       error: null,
       incomplete_details: null,
@@ -249,6 +250,15 @@ async function handle(
   }
 
   send(response, 404, { error: { message: `no route for ${request.method} ${path}` } });
+}
+
+/**
+ * The model name an answer gives, as the providers give it: a dated snapshot of the requested
+ * model (`gpt-4.1-2025-04-14`, `claude-sonnet-4-5-20250929`), not the alias the client asked for.
+ */
+function answeredModel(requested: unknown, provider: "openai" | "anthropic"): string {
+  const name = typeof requested === "string" ? requested : "unknown";
+  return provider === "openai" ? `${name}-2025-04-14` : `${name}-20250929`;
 }
 
 /** The next scripted answer, else a search call for a search prompt, else the plain text. */

@@ -40,12 +40,17 @@ describe("a model wrapped with withToolCallRepair in an agent with the middlewar
     const warnings: string[] = [];
     const logger = { warn: (message: string) => void warnings.push(message) };
     const fake = Object.assign(
-      scriptedModel(aiToolCall("ai_1", CALL), aiAnswer("ai_2", "No results came.")),
+      scriptedModel(
+        aiToolCall("ai_1", CALL),
+        aiAnswer("ai_2", "No results came."),
+        aiAnswer("ai_3", "Hello."),
+      ),
       { model: "fake-gpt" },
     );
     const search = stallingTool("search");
+    const wrapped = withToolCallRepair(fake, { logger, meterProvider: harness.meterProvider });
     const agent = createAgent({
-      model: withToolCallRepair(fake, { logger, meterProvider: harness.meterProvider }),
+      model: wrapped,
       tools: [search.tool],
       checkpointer: new MemorySaver(),
       middleware: [danglingToolCallMiddleware({ logger, meterProvider: harness.meterProvider })],
@@ -76,6 +81,14 @@ describe("a model wrapped with withToolCallRepair in an agent with the middlewar
     const sent = receivedBy(fake, 1);
     expect(sent.filter((message) => message.type === "tool")).toHaveLength(1);
     // One warning about the attachment, however many calls, beside the repair's own warning.
+    expect(warnings.filter((warning) => warning === DOUBLE_ATTACHMENT_WARNING)).toHaveLength(1);
+    // And no more for an agent built again around the same wrapped model (per request, say).
+    const rebuilt = createAgent({
+      model: wrapped,
+      tools: [search.tool],
+      middleware: [danglingToolCallMiddleware({ logger, meterProvider: harness.meterProvider })],
+    });
+    await rebuilt.invoke({ messages: [humanTurn("h3", "Hi")] });
     expect(warnings.filter((warning) => warning === DOUBLE_ATTACHMENT_WARNING)).toHaveLength(1);
     expect(DOUBLE_ATTACHMENT_WARNING).toMatch(/Drop withToolCallRepair/);
   });

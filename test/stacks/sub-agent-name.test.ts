@@ -7,8 +7,8 @@
  * with that name once its answer is named.
  */
 import { MemorySaver } from "@langchain/langgraph";
-import { createAgent, tool } from "langchain";
-import { describe, expect, it } from "vitest";
+import { type AgentMiddleware, createAgent, createMiddleware, tool } from "langchain";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import {
   ATTR_GEN_AI_AGENT_NAME,
@@ -26,7 +26,11 @@ type Invocation = "with the parent's config" | "without a config";
  * report to one meter provider. The supervisor calls the tool once, then answers: 2 model calls.
  * The researcher calls `lookup` once, then answers: 2 model calls.
  */
-async function supervisedRun(invocation: Invocation, researcherName: string | undefined) {
+async function supervisedRun(
+  invocation: Invocation,
+  researcherName: string | undefined,
+  aroundResearcher: readonly AgentMiddleware[] = [],
+) {
   const harness = metricsHarness();
   const ours = () =>
     danglingToolCallMiddleware({ logger: false, meterProvider: harness.meterProvider });
@@ -35,6 +39,7 @@ async function supervisedRun(invocation: Invocation, researcherName: string | un
     description: "Looks up notes.",
     schema: z.object({ query: z.string() }),
   });
+  const researcherMiddleware: AgentMiddleware[] = [...aroundResearcher, ours()];
   const researcher = createAgent({
     name: researcherName,
     model: scriptedModel(
@@ -42,7 +47,7 @@ async function supervisedRun(invocation: Invocation, researcherName: string | un
       aiAnswer("r_ai_2", "Lisbon is sunny in May."),
     ),
     tools: [lookup],
-    middleware: [ours()],
+    middleware: researcherMiddleware,
   });
   const askResearcher = tool(
     async ({ question }, config) => {
@@ -88,6 +93,23 @@ describe("a sub-agent invoked from a supervisor's tool", () => {
       expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(4);
     });
   }
+
+  it("records its model calls under its own name when a middleware around them awaits after the answer", async () => {
+    // An audit log written after each answer, say: createAgent names the answer only after it.
+    const auditLog = createMiddleware({
+      name: "AuditLog",
+      wrapModelCall: async (request, handler) => {
+        const answer = await handler(request);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return answer;
+      },
+    });
+    const harness = await supervisedRun("with the parent's config", "researcher", [auditLog]);
+    await vi.waitFor(async () =>
+      expect(await harness.sum(METRIC_MODEL_CALLS, byAgent("researcher"))).toBe(2),
+    );
+    expect(await harness.sum(METRIC_MODEL_CALLS, byAgent("supervisor"))).toBe(2);
+  });
 
   it("records an unnamed sub-agent's calls under the nearest named agent around it", async () => {
     const harness = await supervisedRun("with the parent's config", undefined);

@@ -60,6 +60,18 @@ describe("danglingCallKey", () => {
     );
   });
 
+  it("tells apart two id-less messages at one position that make different calls of one id", () => {
+    const place = { threadId: "t1" };
+    const asking = (query: string) =>
+      new AIMessage({
+        content: "",
+        tool_calls: [{ id: "call_0", name: "search", args: { query } }],
+      });
+    expect(danglingCallKey(place, asking("flights"), 1, "call_0")).not.toBe(
+      danglingCallKey(place, asking("hotels"), 1, "call_0"),
+    );
+  });
+
   it("is a key without a thread when the message has an id of its own", () => {
     expect(danglingCallKey({ threadId: undefined }, ai("ai_1"), 1, "call_0")).toBeDefined();
   });

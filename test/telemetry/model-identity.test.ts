@@ -9,7 +9,11 @@ import { ChatOpenAI } from "@langchain/openai";
 import { initChatModel } from "langchain";
 import { describe, expect, it } from "vitest";
 import { genAiProviderName, modelIdentityOf } from "../../src/index.js";
-import { chargedModelOf, modelNamedBy } from "../../src/telemetry/model-identity.js";
+import {
+  answersForRequestedModel,
+  chargedModelOf,
+  modelNamedBy,
+} from "../../src/telemetry/model-identity.js";
 
 describe("modelIdentityOf", () => {
   it("reads ChatOpenAI's model and provider", () => {
@@ -156,58 +160,71 @@ describe("modelNamedBy", () => {
   });
 });
 
+describe("answersForRequestedModel", () => {
+  it("is true for the requested model and its dated snapshots", () => {
+    expect(answersForRequestedModel("gpt-4.1", "gpt-4.1")).toBe(true);
+    expect(answersForRequestedModel("gpt-4.1-2025-04-14", "gpt-4.1")).toBe(true);
+    expect(answersForRequestedModel("claude-sonnet-4-5-20250929", "claude-sonnet-4-5")).toBe(true);
+  });
+
+  it("is false for another model whose name starts alike", () => {
+    expect(answersForRequestedModel("gpt-4.1-mini-2025-04-14", "gpt-4.1")).toBe(false);
+    expect(answersForRequestedModel("gpt-4.1-mini", "gpt-4.1")).toBe(false);
+    expect(answersForRequestedModel("claude-sonnet-4-5", "gpt-4.1")).toBe(false);
+  });
+});
+
 describe("chargedModelOf", () => {
-  const request = { provider: "openai", model: "gpt-4.1" };
-
-  it("is the model the message names, a dated snapshot included, with the message's provider", () => {
-    const answer = {
-      response_metadata: { model_name: "gpt-4.1-2025-04-14", model_provider: "openai" },
-    };
-    expect(chargedModelOf(answer, request)).toEqual({
-      provider: "openai",
-      model: "gpt-4.1-2025-04-14",
-    });
-  });
-
-  it("is another model's when another model made the message, whatever the request", () => {
-    const backups = {
-      response_metadata: { model: "claude-sonnet-4-5", model_provider: "anthropic" },
-    };
-    expect(chargedModelOf(backups, request)).toEqual({
-      provider: "anthropic",
-      model: "claude-sonnet-4-5",
-    });
-  });
-
-  it("takes the provider LangChain infers from the name when the message names none", () => {
-    const answer = { response_metadata: { model_name: "claude-sonnet-4-5" } };
-    expect(chargedModelOf(answer, request)).toEqual({
-      provider: "anthropic",
-      model: "claude-sonnet-4-5",
-    });
-    const unknownName = { response_metadata: { model_name: "in-house-7b" } };
-    expect(chargedModelOf(unknownName, request)).toEqual({
-      provider: "openai",
-      model: "in-house-7b",
-    });
-  });
+  /** Names no other test of this file uses: what is learned stays with the process. */
+  const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2, 8)}`;
 
   it("is the request's model and provider when the message names none", () => {
+    const request = { provider: "openai", model: "gpt-4.1" };
     expect(chargedModelOf(new AIMessage("hi"), request)).toBe(request);
-    const sameModel = { response_metadata: { model_name: "gpt-4.1" } };
-    expect(chargedModelOf(sameModel, request)).toBe(request);
   });
 
-  it("is the provider the message names, even for the request's model: one series for a call and its sighting", () => {
-    const azureAnswer = { response_metadata: { model_name: "gpt-4.1", model_provider: "openai" } };
-    const azureRequest = { provider: "azure.ai.openai", model: "gpt-4.1" };
-    const primaryRequest = { provider: "anthropic", model: "claude-sonnet-4-5" };
-    expect(chargedModelOf(azureAnswer, azureRequest)).toEqual({
-      provider: "openai",
-      model: "gpt-4.1",
+  it("is the request's when the message names it or a dated snapshot of it, as providers do", () => {
+    const request = { provider: "azure.ai.openai", model: "gpt-4.1" };
+    for (const answered of ["gpt-4.1", "gpt-4.1-2025-04-14"]) {
+      const answer = { response_metadata: { model_name: answered, model_provider: "openai" } };
+      expect(chargedModelOf(answer, request)).toBe(request);
+    }
+  });
+
+  it("is the model that made the message, as its requests name it, once an answer taught it", () => {
+    const backup = { provider: "anthropic", model: unique("claude-backup") };
+    const answer = { response_metadata: { model: `${backup.model}-20250929` } };
+    const primary = { provider: "openai", model: "gpt-4.1" };
+    // Seen first in the backup's own request (its answer), then in the primary's (a later turn).
+    expect(chargedModelOf(answer, backup)).toBe(backup);
+    expect(chargedModelOf(answer, primary)).toEqual(backup);
+  });
+
+  it("remembers the 1,000 names answers taught last", () => {
+    const request = { provider: "anthropic", model: unique("claude-bound") };
+    const answerNaming = (index: number) => ({
+      response_metadata: { model: `${request.model}-2025-01-01-${index}` },
     });
-    expect(chargedModelOf(azureAnswer, primaryRequest)).toEqual(
-      chargedModelOf(azureAnswer, azureRequest),
-    );
+    const other = { provider: "openai", model: "gpt-4.1" };
+    for (let index = 0; index <= 1_000; index++) chargedModelOf(answerNaming(index), request);
+    // The first name taught has been forgotten, the last 1,000 are known.
+    expect(chargedModelOf(answerNaming(0), other).model).not.toBe(request.model);
+    expect(chargedModelOf(answerNaming(1), other)).toEqual(request);
+    expect(chargedModelOf(answerNaming(1_000), other)).toEqual(request);
+  });
+
+  it("is the name the message gives, with its provider, for a model no answer taught", () => {
+    const primary = { provider: "openai", model: "gpt-4.1" };
+    const named = unique("claude-never-answered");
+    const withProvider = { response_metadata: { model_name: named, model_provider: "anthropic" } };
+    expect(chargedModelOf(withProvider, primary)).toEqual({ provider: "anthropic", model: named });
+    // No provider named: LangChain's inference from the name, else the request's.
+    const inferred = { response_metadata: { model_name: named } };
+    expect(chargedModelOf(inferred, primary)).toEqual({ provider: "anthropic", model: named });
+    const inHouse = unique("in-house-7b");
+    expect(chargedModelOf({ response_metadata: { model_name: inHouse } }, primary)).toEqual({
+      provider: "openai",
+      model: inHouse,
+    });
   });
 });

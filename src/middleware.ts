@@ -9,6 +9,7 @@ import { z } from "zod/v4";
 import { unrepairedModelOf } from "./attach/chat-model.js";
 import {
   callRepaired,
+  graphRunOfRequest,
   log,
   namespaceOf,
   repairerFrom,
@@ -65,11 +66,16 @@ export const DOUBLE_ATTACHMENT_WARNING =
   "Drop withToolCallRepair from createAgent's model (the middleware does its job there, persist included).";
 
 /**
- * The history a request or hook works on: the thread, and the namespace of the graph that holds
- * it (sub-agents may share a thread id). It pairs a `beforeModel` repair with its model call.
+ * The history a request or hook works on: the thread, the namespace of the graph that holds it
+ * (sub-agents may share a thread id), and that graph's run (sub-agents run at once from one node
+ * share a namespace). It pairs a `beforeModel` repair with its model call.
  */
 function historyOf(request: Parameters<typeof threadIdOf>[0]): HistoryPlace {
-  return { threadId: threadIdOf(request), namespace: namespaceOf(request) };
+  return {
+    threadId: threadIdOf(request),
+    namespace: namespaceOf(request),
+    run: graphRunOfRequest(request),
+  };
 }
 
 /** The context keys the `persist` hook can read: any value, never required. */

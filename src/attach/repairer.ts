@@ -23,7 +23,7 @@ import {
 } from "../core/repair.js";
 import { describeRepairs } from "../core/summary.js";
 import type { RepairTarget } from "../core/wire.js";
-import { historyNamespaceOf } from "../telemetry/call-identity.js";
+import { graphRunOf, historyNamespaceOf } from "../telemetry/call-identity.js";
 import type { ModelIdentity } from "../telemetry/model-identity.js";
 import {
   type Inspection,
@@ -400,6 +400,18 @@ export function repairRequest<T>(
 export function namespaceOf(request: Pick<LocaleRequest, "runtime">): string | undefined {
   try {
     return historyNamespaceOf(request.runtime?.configurable?.checkpoint_ns);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The run of the graph whose state holds the request's history (see {@link graphRunOf}); none for
+ * the root graph, outside a LangGraph run, or when it cannot be read.
+ */
+export function graphRunOfRequest(request: Pick<LocaleRequest, "runtime">): string | undefined {
+  try {
+    return graphRunOf(request.runtime?.configurable?.checkpoint_ns);
   } catch {
     return undefined;
   }

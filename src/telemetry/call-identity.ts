@@ -10,6 +10,11 @@ export interface HistoryPlace {
   readonly threadId: string | undefined;
   /** The namespace of the graph whose state holds the history (see {@link historyNamespaceOf}). */
   readonly namespace?: string | undefined;
+  /**
+   * The run of that graph, which tells apart sub-agents run at once from one node (see
+   * {@link graphRunOf}); what pairs a repair with the model call of the same run.
+   */
+  readonly run?: string | undefined;
 }
 
 /**
@@ -35,6 +40,23 @@ export function historyNamespaceOf(checkpointNamespace: unknown): string | undef
   return segments.length === 0
     ? undefined
     : segments.map((segment) => segment.split(":")[0]).join("|");
+}
+
+/**
+ * The run of the graph whose state holds a task's history: the task's checkpoint namespace without
+ * its own segment, task ids kept (`tools:3f2a|model_request:9c1e` → `tools:3f2a`), so that two
+ * sub-agents run at once from one tools node, in one namespace, are two runs. `undefined` for the
+ * root graph, and for anything but a string.
+ *
+ * @example
+ * ```ts
+ * graphRunOf("tools:3f2a|DanglingToolCallMiddleware.before_model:77aa"); // "tools:3f2a"
+ * ```
+ */
+export function graphRunOf(checkpointNamespace: unknown): string | undefined {
+  if (typeof checkpointNamespace !== "string") return undefined;
+  const last = checkpointNamespace.lastIndexOf("|");
+  return last <= 0 ? undefined : checkpointNamespace.slice(0, last);
 }
 
 /**

@@ -26,7 +26,7 @@ interface Waiting {
 }
 
 /**
- * Inspections waiting per history (thread and namespace), in order. A history's `beforeModel`
+ * Inspections waiting per history (thread, and the run of the graph that holds it), in order. A history's `beforeModel`
  * and its model call run one after the other in one process, so the history pairs them whatever
  * other middleware does to the messages in between. Runs without a thread id share one queue.
  *
@@ -87,6 +87,7 @@ export class PendingInspections {
   }
 }
 
+/** A history's key: its thread and its graph's run (else namespace). */
 function keyOf(place: HistoryPlace): string {
-  return `${place.threadId ?? ""}\u0000${place.namespace ?? ""}`;
+  return `${place.threadId ?? ""}\u0000${place.run ?? place.namespace ?? ""}`;
 }

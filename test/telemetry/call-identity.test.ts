@@ -1,7 +1,11 @@
 /** What makes a dangling call one call: its history, its AI message, its id. */
 import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { danglingCallKey, historyNamespaceOf } from "../../src/telemetry/call-identity.js";
+import {
+  danglingCallKey,
+  graphRunOf,
+  historyNamespaceOf,
+} from "../../src/telemetry/call-identity.js";
 
 describe("historyNamespaceOf", () => {
   it("is none for the root graph, whose tasks' namespaces are their own node's", () => {
@@ -23,6 +27,21 @@ describe("historyNamespaceOf", () => {
 
   it("is none for anything but a string", () => {
     for (const junk of [undefined, null, 42, {}]) expect(historyNamespaceOf(junk)).toBeUndefined();
+  });
+});
+
+describe("graphRunOf", () => {
+  it("is none for the root graph", () => {
+    expect(graphRunOf("model_request:9c1e")).toBeUndefined();
+    expect(graphRunOf(undefined)).toBeUndefined();
+  });
+
+  it("is the same for a sub-agent's hook and model call, and differs between two sub-agents run at once", () => {
+    expect(graphRunOf("tools:3f2a|DanglingToolCallMiddleware.before_model:77aa")).toBe(
+      "tools:3f2a",
+    );
+    expect(graphRunOf("tools:3f2a|model_request:9c1e")).toBe("tools:3f2a");
+    expect(graphRunOf("tools:5b5b|model_request:0d0d")).toBe("tools:5b5b");
   });
 });
 

@@ -47,6 +47,15 @@ describe("PendingInspections", () => {
     expect(waiting.take(thread("t1", "tools"))).toHaveLength(1);
   });
 
+  it("tells apart two runs of one namespace: sub-agents run at once from one node", () => {
+    const { waiting } = waitingWithHandBacks();
+    const run = (id: string): HistoryPlace => ({ threadId: "t1", namespace: "tools", run: id });
+    waiting.add(run("tools:a"), inspection(1));
+    waiting.add(run("tools:b"), inspection(2));
+    expect(waiting.take(run("tools:b")).map((found) => found.messageCount)).toEqual([2]);
+    expect(waiting.take(run("tools:a")).map((found) => found.messageCount)).toEqual([1]);
+  });
+
   it("keeps runs without a thread id in one queue of their own", () => {
     const { waiting } = waitingWithHandBacks();
     waiting.add(thread(undefined), inspection(1));

@@ -2,24 +2,38 @@
  * End-to-end accounting: a `createAgent` workload with a known ground truth (200 threads over 3
  * models and 4 tools, a known subset of runs aborted while their tool calls run, every thread then
  * continued), run with `startTelemetry` and the middleware, and the scraped Prometheus counters
- * compared with the ground truth exactly, per model, per tool and per thread.
+ * compared with the ground truth exactly, per model, per agent, per tool and per thread.
  *
- * Each thread runs on one of five agent stacks around the middleware (see {@link STACKS}): plain;
- * a model that reuses short call ids (`call_0`, ...) on every turn; a model also wrapped with
- * `withToolCallRepair`; `modelFallbackMiddleware` during an outage of the agent's own model; and
- * `modelRetryMiddleware` over a model whose first attempt sometimes fails.
+ * Each thread runs on one of six agent stacks around the middleware (see {@link STACKS}), each
+ * agent named after its stack: plain; a model that reuses short call ids (`call_0`, ...) in every
+ * AI message, on threads aborted twice so that a thread holds two dangling calls of one id; a
+ * model also wrapped with `withToolCallRepair`; `modelFallbackMiddleware` during an outage of the
+ * agent's own model; `modelRetryMiddleware` over a model whose first attempt sometimes fails; and
+ * the middleware with `persist`.
  *
- * The ground truth is computed from the scripts alone, never from the library: a model call is
- * `repaired` when its thread holds a dangling call at that point (without `persist` the stored
+ * The ground truth is computed from the scripts alone, never from the library. Without `persist`,
+ * a model call is `repaired` when its thread holds a dangling call at that point (the stored
  * thread keeps it, so every later model call of the thread needs the placeholders again), and it
- * then applies one `placeholder_inserted` repair per dangling call of the thread. Every request
- * the middleware sees is a model call of its own, under the request's model: a fallback's failed
- * attempt on the primary and its attempt on the backup, each attempt of a retry. A tool call, and
- * its dangling once, are charged to the model that made it, the one its AI message names.
+ * then applies one `placeholder_inserted` repair per dangling call of the thread. With `persist`,
+ * the `beforeModel` hook of the first model call after an abort writes the placeholders to the
+ * thread: that model call is `repaired` (two inspections: the hook's, `repaired`, and the
+ * request's own, `clean`) with one repair per call the thread did not store a placeholder for
+ * yet, and every later one is `clean`, though the model receives the stored placeholders on each.
+ * Every request the middleware sees is a model call of its own, under the request's model: a
+ * fallback's failed attempt on the primary and its attempt on the backup, each attempt of a
+ * retry. A tool call, and its dangling once, are charged to the model that made it, the one its AI
+ * message names.
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { FakeBuiltModel } from "@langchain/core/testing";
-import { modelFallbackMiddleware, modelRetryMiddleware, tool } from "langchain";
+import { MemorySaver } from "@langchain/langgraph";
+import {
+  type AgentMiddleware,
+  createAgent,
+  modelFallbackMiddleware,
+  modelRetryMiddleware,
+  tool,
+} from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { seeded } from "../demo/random.js";
@@ -30,13 +44,13 @@ import {
 } from "../src/index.js";
 import { startTelemetry, type TelemetryHandle } from "../src/setup/index.js";
 import {
-  agentWith,
   aiAnswer,
   aiToolCall,
   humanTurn,
   onThread,
   scriptedModel,
   storedMessages,
+  type ThreadedAgent,
 } from "./helpers/agent.js";
 import { type Exposition, freePort, scrape } from "./helpers/prometheus.js";
 
@@ -49,15 +63,30 @@ type ToolName = (typeof TOOLS)[number];
  * The agent stacks a thread can run on, each with the middleware:
  * - `plain`: the middleware alone;
  * - `reused-ids`: the same, but the model names its calls `call_0`, `call_1`, ... in every AI
- *   message, so ids repeat across the turns of a thread and across threads;
+ *   message, so ids repeat across the turns of a thread and across threads; a thread aborted is
+ *   aborted twice, so it holds two dangling calls named `call_0` (see {@link abortedTurnsOf});
  * - `double-attachment`: the agent's model is also wrapped with `withToolCallRepair`;
  * - `fallback`: `modelFallbackMiddleware(model)` before ours, on an agent whose own model
  *   ({@link DOWN_MODEL}) is down, so every model call fails on it and goes to the thread's model;
  * - `retry`: `modelRetryMiddleware` (one retry) before ours, and the first attempt of some model
- *   calls fails.
+ *   calls fails;
+ * - `persist`: the middleware alone, with `persist: true`: the first model call after an abort
+ *   writes the placeholders to the thread.
  */
-const STACKS = ["plain", "reused-ids", "double-attachment", "fallback", "retry"] as const;
+const STACKS = [
+  "plain",
+  "reused-ids",
+  "double-attachment",
+  "fallback",
+  "retry",
+  "persist",
+] as const;
 type StackName = (typeof STACKS)[number];
+
+/** The name given to `createAgent` on a stack: `gen_ai.agent.name` of its model calls. */
+function agentNameOf(stack: StackName): string {
+  return `${stack}-agent`;
+}
 
 /** The model of the `fallback` stack's agents: down, every call to it fails. */
 const DOWN_MODEL = "model-down";
@@ -66,13 +95,13 @@ const FAKE_MODELS = [...MODELS, DOWN_MODEL] as const;
 type FakeModelName = (typeof FAKE_MODELS)[number];
 
 const THREADS = 200;
-/** Runs per thread after its first one. */
-const CONTINUATIONS = 3;
-/** A thread is aborted once or not at all by its index modulo this (see {@link planThread}). */
+/** Runs per thread after its first one: every aborted run is followed by one at least. */
+const CONTINUATIONS = 4;
+/** A thread's aborted runs, if any, follow its index modulo this (see {@link abortedTurnsOf}). */
 const ABORT_CYCLE = 5;
 /**
  * Consecutive threads that run one stack: every model with every abort pattern, so each stack has
- * threads of every model, aborted in their first run, in their second, and never.
+ * threads of every model, aborted (from their first run, from their second) and never.
  */
 const STACK_BLOCK = MODELS.length * ABORT_CYCLE;
 /** Threads run at the same time; runs within a thread are sequential. */
@@ -82,8 +111,6 @@ const STALL_LIMIT_MS = 10_000;
 
 /** What the fake model reports about itself: `getLsParams().ls_provider`. */
 const PROVIDER = "FakeBuiltModel";
-/** `agentWith` gives `createAgent` no name. */
-const AGENT = "unknown";
 
 // --- The scripts -----------------------------------------------------------------------------
 
@@ -122,11 +149,24 @@ interface ThreadPlan {
 }
 
 /**
+ * The runs (0-based) of thread `index` that are aborted, on its stack. Two threads in five are
+ * aborted: from their first run (`index % 5 === 1`) or from their second (`index % 5 === 3`); the
+ * others only finish normally. On `reused-ids` such a thread is aborted again two runs later, so
+ * its second aborted AI message names its calls `call_0`, ... as the first did; on every other
+ * stack it is aborted once. The last run ({@link CONTINUATIONS}) is never aborted: each dangling
+ * call is seen by a later model call.
+ */
+function abortedTurnsOf(index: number, stack: StackName): readonly number[] {
+  const first = index % ABORT_CYCLE === 1 ? 0 : index % ABORT_CYCLE === 3 ? 1 : undefined;
+  if (first === undefined) return [];
+  return stack === "reused-ids" ? [first, first + 2] : [first];
+}
+
+/**
  * The script of thread `index`: it talks to model `index % 3`, on stack
- * `STACKS[⌊index / 15⌋ % 5]`. Two threads in five are aborted once, in their first run
- * (`index % 5 === 1`) or their second (`index % 5 === 3`); the others only finish normally. Every
- * thread has 1 + {@link CONTINUATIONS} runs. On the `retry` stack, the first attempt of each model
- * call fails half the time.
+ * `STACKS[⌊index / 15⌋ % 6]`, and its runs {@link abortedTurnsOf} are aborted. Every thread has
+ * 1 + {@link CONTINUATIONS} runs. On the `retry` stack, the first attempt of each model call fails
+ * half the time.
  */
 function planThread(index: number): ThreadPlan {
   const random = seeded(0x7c0ffee + index * 7919);
@@ -134,7 +174,7 @@ function planThread(index: number): ThreadPlan {
   const id = `thread-${String(index).padStart(3, "0")}`;
   const model = MODELS[index % MODELS.length] as ModelName;
   const stack = STACKS[Math.floor(index / STACK_BLOCK) % STACKS.length] as StackName;
-  const abortedTurn = index % ABORT_CYCLE === 1 ? 0 : index % ABORT_CYCLE === 3 ? 1 : undefined;
+  const abortedTurns = abortedTurnsOf(index, stack);
 
   const callsOf = (turn: number, round: number, count: number, aborted = false): PlannedCall[] =>
     Array.from({ length: count }, (_, position) => {
@@ -156,7 +196,7 @@ function planThread(index: number): ThreadPlan {
   const turns: PlannedTurn[] = [];
   for (let turn = 0; turn <= CONTINUATIONS; turn++) {
     const human = humanTurn(`${id}:human-${turn}`, `message ${turn} of ${id}`);
-    if (turn === abortedTurn) {
+    if (abortedTurns.includes(turn)) {
       const before = between(0, 1);
       const rounds = Array.from({ length: before }, (_, round) =>
         callsOf(turn, round, between(1, 2)),
@@ -236,28 +276,42 @@ interface GroundTruth {
   readonly dangling: Counts;
   /** `thread|model` → dangling calls of the thread, each once; only threads that had one. */
   readonly threadDangling: Counts;
-  /** `provider|model|agent|outcome` → model calls the middleware saw, by the request's model. */
+  /**
+   * `provider|model|agent|outcome` → model calls the middleware saw, by the request's model and
+   * the name of the agent that made them.
+   */
   readonly modelCalls: Counts;
   /** `stack|outcome` → model calls the middleware saw, to check every stack is exercised. */
   readonly modelCallsByStack: Counts;
   /** `provider|model|kind` → repairs, counted on every model call they are applied to. */
   readonly repairs: Counts;
-  /** `outcome` → inspections: one per model call without `persist`. */
+  /**
+   * `outcome` → inspections: one per model call, and one more (the `beforeModel` hook's) per model
+   * call that writes a repair to its thread with `persist`.
+   */
   readonly inspections: Counts;
   /** `model` → invocations of each fake model, to queue that many answers on it. */
   readonly callsPerModel: Record<FakeModelName, number>;
   /**
    * `thread|turn|round` → for each request of that model call (one per attempt), the ids of the
-   * calls it must carry placeholders for.
+   * calls it must carry placeholders for: every call of the thread that dangled so far, whether
+   * the request is repaired or, with `persist`, the thread stores the placeholders.
    */
   readonly placeholders: Record<string, string[]>;
-  /** `thread` → the ids of the calls whose results the thread stores in the end. */
+  /** `thread` → the ids of the calls whose results (not placeholders) the thread keeps at last. */
   readonly storedResults: Record<string, string>;
+  /** `thread` → the ids of the placeholders the thread stores at last: none without `persist`. */
+  readonly storedPlaceholders: Record<string, string>;
   /** Agents whose model is wrapped and that have the middleware too: each warns once. */
   readonly doubleAttachedAgents: number;
+  /** Threads aborted at least once. */
   readonly abortedThreads: number;
+  /** Runs aborted: more than the threads, as `reused-ids` threads are aborted twice. */
+  readonly abortedRuns: number;
   readonly abortedCalls: number;
   readonly totalModelCalls: number;
+  /** Model calls whose `beforeModel` hook wrote a repair to the thread (`persist`). */
+  readonly persistedRepairCalls: number;
 }
 
 function add(counts: Counts, key: string, amount = 1): void {
@@ -279,31 +333,54 @@ function groundTruthOf(plans: readonly ThreadPlan[]): GroundTruth {
     >,
     placeholders: {} as Record<string, string[]>,
     storedResults: {} as Record<string, string>,
+    storedPlaceholders: {} as Record<string, string>,
     doubleAttachedAgents: new Set(
       plans.filter((plan) => plan.stack === "double-attachment").map((plan) => plan.model),
     ).size,
     abortedThreads: 0,
+    abortedRuns: 0,
     abortedCalls: 0,
     totalModelCalls: 0,
+    persistedRepairCalls: 0,
   };
   for (const plan of plans) {
     const { id, model, stack } = plan;
+    const agent = agentNameOf(stack);
+    const persist = stack === "persist";
+    /** Every call of the thread that dangled so far, in order; ids may repeat on `reused-ids`. */
     const danglingIds: string[] = [];
+    /** With `persist`: the dangling calls the stored thread has no placeholder for yet. */
+    const unstored: string[] = [];
+    /** With `persist`: the dangling calls the stored thread has a placeholder for. */
+    const storedPlaceholderIds: string[] = [];
     const completedIds: string[] = [];
     for (const [turnIndex, turn] of plan.turns.entries()) {
       for (let round = 0; round <= turn.rounds.length; round++) {
-        const outcome = danglingIds.length > 0 ? "repaired" : "clean";
+        // With persist, the model call's beforeModel hook stores the placeholders the thread
+        // lacks; the request then carries them as stored messages, and needs no repair.
+        const persisted = persist ? unstored.splice(0) : [];
+        storedPlaceholderIds.push(...persisted);
         const placeholders = [...danglingIds].sort().join(",");
         const requests: string[] = [];
         // Every attempt is a model call of its own, repaired alike, under the request's model.
-        for (const requested of attemptsOf(plan, turn, round)) {
-          add(truth.modelCalls, `${PROVIDER}|${requested}|${AGENT}|${outcome}`);
+        for (const [attempt, requested] of attemptsOf(plan, turn, round).entries()) {
+          // The hook's repair is reported by the first request after it.
+          const repaired = persist ? (attempt === 0 ? persisted.length : 0) : danglingIds.length;
+          const outcome = repaired > 0 ? "repaired" : "clean";
+          add(truth.modelCalls, `${PROVIDER}|${requested}|${agent}|${outcome}`);
           add(truth.modelCallsByStack, `${stack}|${outcome}`);
-          add(truth.inspections, outcome);
+          if (persist && repaired > 0) {
+            // The hook's inspection, then the request's own, which finds the thread repaired.
+            add(truth.inspections, "repaired");
+            add(truth.inspections, "clean");
+            truth.persistedRepairCalls += 1;
+          } else {
+            add(truth.inspections, outcome);
+          }
           truth.callsPerModel[requested] += 1;
           truth.totalModelCalls += 1;
-          if (danglingIds.length > 0) {
-            add(truth.repairs, `${PROVIDER}|${requested}|placeholder_inserted`, danglingIds.length);
+          if (repaired > 0) {
+            add(truth.repairs, `${PROVIDER}|${requested}|placeholder_inserted`, repaired);
           }
           requests.push(placeholders);
         }
@@ -314,17 +391,21 @@ function groundTruthOf(plans: readonly ThreadPlan[]): GroundTruth {
         if (round < turn.rounds.length) completedIds.push(...(issued ?? []).map((call) => call.id));
       }
       if (turn.aborted !== undefined) {
-        truth.abortedThreads += 1;
+        truth.abortedRuns += 1;
         for (const call of turn.aborted) {
           danglingIds.push(call.id);
+          if (persist) unstored.push(call.id);
           truth.abortedCalls += 1;
-          // Once, however many requests (attempts, fallbacks, later turns) it is repaired in.
+          // Once, however many requests (attempts, fallbacks, later turns) it is repaired in, and
+          // once more when a later AI message of the thread leaves a call of the same id dangling.
           add(truth.dangling, `${PROVIDER}|${model}|${call.name}|interrupted`);
           add(truth.threadDangling, `${id}|${model}`);
         }
       }
     }
+    if (danglingIds.length > 0) truth.abortedThreads += 1;
     truth.storedResults[id] = completedIds.sort().join(",");
+    truth.storedPlaceholders[id] = storedPlaceholderIds.sort().join(",");
   }
   return truth;
 }
@@ -441,14 +522,39 @@ interface Workload {
   readonly unscripted: string[];
   /** The warnings about a model wrapped with `withToolCallRepair` in an agent with the middleware. */
   readonly attachmentWarnings: number;
-  /** `thread` → the ids of the calls whose results the thread stores after the workload. */
+  /**
+   * `thread` → the ids of the calls whose results the thread stores after the workload,
+   * placeholders aside.
+   */
   readonly storedResults: Record<string, string>;
-  /** `thread` → how many placeholders the thread stores after the workload. */
-  readonly storedPlaceholders: Record<string, number>;
+  /** `thread` → the ids of the placeholders the thread stores after the workload. */
+  readonly storedPlaceholders: Record<string, string>;
   readonly exposition: Exposition;
 }
 
-type Agent = ReturnType<typeof agentWith>;
+type Agent = ThreadedAgent;
+type AgentTools = Parameters<typeof createAgent>[0]["tools"];
+
+/**
+ * A `createAgent` agent named after its stack ({@link agentNameOf}), with a `MemorySaver` so
+ * threads persist. (`agentWith` of the helpers gives its agents no name.)
+ */
+function namedAgent(
+  stack: StackName,
+  options: {
+    readonly model: FakeBuiltModel;
+    readonly tools: AgentTools;
+    readonly middleware: readonly AgentMiddleware[];
+  },
+): Agent {
+  return createAgent({
+    name: agentNameOf(stack),
+    model: options.model,
+    tools: options.tools ?? [],
+    checkpointer: new MemorySaver(),
+    middleware: options.middleware,
+  });
+}
 
 /**
  * The agent of one stack over one of the scripted models, with the middleware (see
@@ -459,30 +565,40 @@ function stackedAgent(
   stack: StackName,
   model: FakeBuiltModel,
   down: FakeBuiltModel,
-  tools: Parameters<typeof agentWith>[0]["tools"],
+  tools: AgentTools,
   warn: (message: string) => void,
 ): Agent {
   const ours = danglingToolCallMiddleware({ logger: false });
   switch (stack) {
     case "plain":
     case "reused-ids":
-      return agentWith({ model, tools, middleware: [ours] });
+      return namedAgent(stack, { model, tools, middleware: [ours] });
     case "double-attachment":
-      return agentWith({
+      return namedAgent(stack, {
         model: withToolCallRepair(model, { logger: false }),
         tools,
         middleware: [danglingToolCallMiddleware({ logger: { warn } })],
       });
     case "fallback":
-      return agentWith({ model: down, tools, middleware: [modelFallbackMiddleware(model), ours] });
+      return namedAgent(stack, {
+        model: down,
+        tools,
+        middleware: [modelFallbackMiddleware(model), ours],
+      });
     case "retry":
-      return agentWith({
+      return namedAgent(stack, {
         model,
         tools,
         middleware: [
           modelRetryMiddleware({ maxRetries: 1, initialDelayMs: 0, jitter: false }),
           ours,
         ],
+      });
+    case "persist":
+      return namedAgent(stack, {
+        model,
+        tools,
+        middleware: [danglingToolCallMiddleware({ persist: true, logger: false })],
       });
   }
 }
@@ -624,15 +740,21 @@ async function runWorkload(handle: TelemetryHandle): Promise<Workload> {
   });
 
   const storedResults: Record<string, string> = {};
-  const storedPlaceholders: Record<string, number> = {};
-  for (const plan of plans) {
-    const stored = await storedMessages(agentOf(plan), plan.id);
-    const results = stored.filter((message) => ToolMessage.isInstance(message));
-    storedResults[plan.id] = results
+  const storedPlaceholders: Record<string, string> = {};
+  /** The sorted ids of these tool messages, comma-joined. */
+  const idsOf = (messages: readonly ToolMessage[]) =>
+    messages
       .map((message) => message.tool_call_id)
       .sort()
       .join(",");
-    storedPlaceholders[plan.id] = stored.filter(isPlaceholder).length;
+  for (const plan of plans) {
+    const stored = await storedMessages(agentOf(plan), plan.id);
+    const results = stored.filter(
+      (message): message is ToolMessage =>
+        ToolMessage.isInstance(message) && !isPlaceholder(message),
+    );
+    storedResults[plan.id] = idsOf(results);
+    storedPlaceholders[plan.id] = idsOf(stored.filter(isPlaceholder));
   }
 
   const exposition = await scrape(handle.metricsUrl);
@@ -674,18 +796,29 @@ function total(counts: Counts): number {
   return Object.values(counts).reduce((sum, value) => sum + value, 0);
 }
 
-/** `counts` summed by the part of the key at `position`. */
-function byPart(counts: Counts, position: number): Counts {
+/** `counts` summed by the parts of the key at `positions`, joined with `|` in that order. */
+function byPart(counts: Counts, ...positions: number[]): Counts {
   const grouped: Counts = {};
   for (const [key, value] of Object.entries(counts)) {
-    add(grouped, key.split("|")[position] as string, value);
+    const parts = key.split("|");
+    add(grouped, positions.map((position) => parts[position]).join("|"), value);
   }
   return grouped;
 }
 
+/** The ids of the calls a thread's script leaves dangling, in order; repeated on `reused-ids`. */
+function danglingIdsOf(plan: ThreadPlan): string[] {
+  return plan.turns.flatMap((turn) => turn.aborted ?? []).map((call) => call.id);
+}
+
+/** Whether some id occurs twice in `ids`. */
+function hasRepeat(ids: readonly string[]): boolean {
+  return new Set(ids).size < ids.length;
+}
+
 // --- The test --------------------------------------------------------------------------------
 
-describe("a createAgent workload of 200 threads over 3 models, 4 tools and 5 agent stacks", () => {
+describe("a createAgent workload of 200 threads over 3 models, 4 tools and 6 agent stacks", () => {
   let handle: TelemetryHandle | undefined;
   let workload: Workload;
 
@@ -710,7 +843,11 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 5 age
       plans.filter((plan) => plan.turns.some((t) => t.aborted)).length,
     );
     expect(truth.abortedThreads).toBeGreaterThan(0);
-    expect(truth.abortedCalls).toBeGreaterThan(truth.abortedThreads);
+    expect(truth.abortedRuns).toBe(
+      plans.flatMap((plan) => plan.turns).filter((t) => t.aborted).length,
+    );
+    expect(truth.abortedRuns).toBeGreaterThan(truth.abortedThreads);
+    expect(truth.abortedCalls).toBeGreaterThan(truth.abortedRuns);
     for (const name of FAKE_MODELS) {
       expect(models[name].callCount, name).toBe(truth.callsPerModel[name]);
     }
@@ -723,9 +860,12 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 5 age
   it("runs every stack on every model, with aborted threads, clean and repaired model calls", () => {
     const { truth, plans } = workload;
     for (const stack of STACKS) {
-      const threads = plans.filter((plan) => plan.stack === stack);
-      expect(new Set(threads.map((plan) => plan.model)).size, stack).toBe(MODELS.length);
-      expect(threads.filter((plan) => plan.turns.some((t) => t.aborted)).length).toBeGreaterThan(0);
+      for (const model of MODELS) {
+        const threads = plans.filter((plan) => plan.stack === stack && plan.model === model);
+        const aborted = threads.filter((plan) => plan.turns.some((t) => t.aborted));
+        expect(aborted.length, `aborted ${stack} threads on ${model}`).toBeGreaterThan(0);
+        expect(threads.length, `${stack} threads on ${model}`).toBeGreaterThan(aborted.length);
+      }
       expect(truth.modelCallsByStack[`${stack}|clean`], stack).toBeGreaterThan(0);
       expect(truth.modelCallsByStack[`${stack}|repaired`], stack).toBeGreaterThan(0);
     }
@@ -745,17 +885,66 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 5 age
     expect(reusedAgain).not.toEqual([]);
   });
 
+  it("aborts reused-ids threads twice: a thread holds two dangling calls with one id", () => {
+    const { truth, plans, exposition, received } = workload;
+    const reused = plans.filter((plan) => plan.stack === "reused-ids");
+    for (const plan of reused) {
+      const abortedRuns = plan.turns.filter((turn) => turn.aborted).length;
+      expect([0, 2], plan.id).toContain(abortedRuns);
+    }
+    // Each aborted round names its calls call_0, call_1, ...: the second abort's ids repeat the
+    // first's, in another AI message of the same thread.
+    const twice = reused.filter((plan) => hasRepeat(danglingIdsOf(plan)));
+    expect(twice, "some reused-ids thread holds two dangling calls with one id").not.toEqual([]);
+    expect(twice).toEqual(reused.filter((plan) => danglingIdsOf(plan).length > 0));
+    // Each counted on its own: keyed by thread and call id alone, the second would be dropped.
+    const scraped = seriesOf(exposition, "tool_call_resilience_thread_dangling_tool_calls_total", [
+      "gen_ai_conversation_id",
+      "gen_ai_request_model",
+    ]);
+    for (const plan of twice) {
+      const ids = danglingIdsOf(plan);
+      expect(truth.threadDangling[`${plan.id}|${plan.model}`], plan.id).toBe(ids.length);
+      expect(scraped[`${plan.id}|${plan.model}`], plan.id).toBe(ids.length);
+      expect(ids.length).toBeGreaterThan(new Set(ids).size);
+      // And the model receives a placeholder for each, after the AI message that made it.
+      const last = plan.turns.length - 1;
+      const lastRound = plan.turns[last]?.rounds.length ?? 0;
+      expect(received[`${plan.id}|${last}|${lastRound}`], plan.id).toEqual([ids.sort().join(",")]);
+    }
+  });
+
+  it("with persist, expects one repaired model call per abort, and its placeholders stored", () => {
+    const { truth, plans } = workload;
+    const persisted = plans.filter((plan) => plan.stack === "persist");
+    const abortedRuns = persisted.flatMap((plan) => plan.turns).filter((t) => t.aborted).length;
+    expect(abortedRuns).toBeGreaterThan(0);
+    // Every abort is followed by one repaired model call, whose hook inspects it too; the thread
+    // then stores a placeholder for every call that dangled.
+    expect(truth.persistedRepairCalls).toBe(abortedRuns);
+    expect(truth.modelCallsByStack["persist|repaired"]).toBe(abortedRuns);
+    for (const plan of persisted) {
+      expect(truth.storedPlaceholders[plan.id], plan.id).toBe(danglingIdsOf(plan).sort().join(","));
+    }
+  });
+
   it("calls the model behind withToolCallRepair, and says so once per agent", () => {
     // Counted once: the totals below include the double-attachment threads' model calls once.
     expect(workload.truth.doubleAttachedAgents).toBe(MODELS.length);
     expect(workload.attachmentWarnings).toBe(workload.truth.doubleAttachedAgents);
   });
 
-  it("stores no result of an aborted round, and no placeholder, on any thread", () => {
+  it("stores no result of an aborted round, and placeholders on persist threads alone", () => {
+    const { truth, plans, storedResults, storedPlaceholders } = workload;
     // After an abort, getState() shows the results of the calls that had answered as pending
     // writes; the next run's input discards them, so every call of the aborted round dangles.
-    expect(workload.storedResults).toEqual(workload.truth.storedResults);
-    expect(total(workload.storedPlaceholders)).toBe(0);
+    expect(storedResults).toEqual(truth.storedResults);
+    // With persist, one placeholder per dangling call, written by the first model call after the
+    // abort; without, the stored thread is left as it was.
+    expect(storedPlaceholders).toEqual(truth.storedPlaceholders);
+    const holding = plans.filter((plan) => storedPlaceholders[plan.id] !== "");
+    expect(holding.map((plan) => plan.stack)).not.toEqual([]);
+    expect(new Set(holding.map((plan) => plan.stack))).toEqual(new Set(["persist"]));
   });
 
   it("counts every tool call the models issued, per model and per tool", () => {
@@ -820,10 +1009,25 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 5 age
     expect(scraped).toEqual(truth.modelCalls);
     expect(total(scraped)).toBe(truth.totalModelCalls);
     expect(Object.keys(byPart(scraped, 3)).sort()).toEqual(["clean", "repaired"]);
+    const byModel = byPart(scraped, 1, 3);
     for (const model of FAKE_MODELS) {
-      expect(scraped[`${PROVIDER}|${model}|${AGENT}|clean`]).toBeGreaterThan(0);
-      expect(scraped[`${PROVIDER}|${model}|${AGENT}|repaired`]).toBeGreaterThan(0);
+      expect(byModel[`${model}|clean`], model).toBeGreaterThan(0);
+      expect(byModel[`${model}|repaired`], model).toBeGreaterThan(0);
     }
+    // Each agent under the name given to createAgent, with the model calls of its stack.
+    const byAgent = byPart(scraped, 2, 3);
+    expect(Object.keys(byPart(scraped, 2)).sort()).toEqual(STACKS.map(agentNameOf).sort());
+    for (const stack of STACKS) {
+      for (const outcome of ["clean", "repaired"]) {
+        expect(byAgent[`${agentNameOf(stack)}|${outcome}`], `${stack} ${outcome}`).toBe(
+          truth.modelCallsByStack[`${stack}|${outcome}`],
+        );
+      }
+    }
+    // The model that is down is called by the fallback stack's agent alone.
+    expect(Object.keys(byPart(scraped, 1, 2)).filter((key) => key.startsWith(DOWN_MODEL))).toEqual([
+      `${DOWN_MODEL}|${agentNameOf("fallback")}`,
+    ]);
     // More model calls than the scripts have answers: fallbacks and retries add attempts.
     expect(total(scraped)).toBeGreaterThan(Object.keys(truth.placeholders).length);
   });
@@ -843,13 +1047,14 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 5 age
     expect(total(scraped)).toBeGreaterThan(truth.abortedCalls);
   });
 
-  it("times one inspection per model call", () => {
+  it("times one inspection per model call, and the persist hook's where it repaired", () => {
     const { truth, exposition } = workload;
     const scraped = seriesOf(exposition, "tool_call_resilience_repair_duration_count", [
       "tool_call_resilience_outcome",
     ]);
     expect(scraped).toEqual(truth.inspections);
-    expect(total(scraped)).toBe(truth.totalModelCalls);
+    expect(truth.persistedRepairCalls).toBeGreaterThan(0);
+    expect(total(scraped)).toBe(truth.totalModelCalls + truth.persistedRepairCalls);
   });
 
   it("keeps every series within its cardinality limit", () => {

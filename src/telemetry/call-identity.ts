@@ -88,21 +88,43 @@ export function danglingCallKey(
   return `${place.threadId ?? ""}\u0000${place.namespace ?? ""}\u0000${made}\u0000${toolCallId}`;
 }
 
+/** AI message → the fingerprint of its calls: read once per message, however often it is seen. */
+const fingerprints = new WeakMap<object, string>();
+
 /**
- * What an AI message without an id calls, as text (the calls' ids, names and arguments): with its
- * position, it tells apart two messages that make calls of one id at one place of a history that
- * was trimmed or rewritten in between. Empty when it cannot be read.
+ * What an AI message without an id calls (the calls' ids, names and arguments), as a short
+ * fingerprint: with its position, it tells apart two messages that make calls of one id at one
+ * place of a history that was trimmed or rewritten in between. Computed once per message, and
+ * short whatever the message holds, since a key of the count-once memory is kept for long.
  */
 function callsFingerprintOf(message: unknown): string {
-  try {
-    const fields = message as {
-      tool_calls?: unknown;
-      additional_kwargs?: { tool_calls?: unknown };
-    };
-    return JSON.stringify(fields.tool_calls ?? fields.additional_kwargs?.tool_calls) ?? "";
-  } catch {
-    return "";
+  if (message === null || typeof message !== "object") return "";
+  let fingerprint = fingerprints.get(message);
+  if (fingerprint === undefined) {
+    let calls = "";
+    try {
+      const fields = message as {
+        tool_calls?: unknown;
+        additional_kwargs?: { tool_calls?: unknown };
+      };
+      calls = JSON.stringify(fields.tool_calls ?? fields.additional_kwargs?.tool_calls) ?? "";
+    } catch {
+      // Unreadable calls: the position alone tells the message apart.
+    }
+    fingerprint = fnv1a(calls);
+    fingerprints.set(message, fingerprint);
   }
+  return fingerprint;
+}
+
+/** The 32-bit FNV-1a hash of a text, in base 36: a short fingerprint, not a secure one. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(36);
 }
 
 /** A message's own id (LangChain instances and plain objects), or `undefined`; never throws. */

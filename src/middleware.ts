@@ -9,19 +9,16 @@ import { z } from "zod/v4";
 import { unrepairedModelOf } from "./attach/chat-model.js";
 import {
   callRepaired,
-  graphRunOfRequest,
+  historyPlaceOf,
   log,
-  namespaceOf,
   repairerFrom,
   repairRequest,
   type ToolCallRepairOptions,
   targetOfRequest,
-  threadIdOf,
   toolCallRepairOptionNames,
   toolCallRepairOptionsShape,
 } from "./attach/repairer.js";
 import { optionsError } from "./core/policy.js";
-import type { HistoryPlace } from "./telemetry/call-identity.js";
 import { PendingInspections } from "./telemetry/pending-inspections.js";
 import { OUTCOME_VALUE_CLEAN } from "./telemetry/semconv.js";
 
@@ -64,19 +61,6 @@ export const DOUBLE_ATTACHMENT_WARNING =
   "The agent's model is wrapped with withToolCallRepair and the agent also has danglingToolCallMiddleware: " +
   "the middleware calls the model behind the wrapper, so each request is repaired and counted once. " +
   "Drop withToolCallRepair from createAgent's model (the middleware does its job there, persist included).";
-
-/**
- * The history a request or hook works on: the thread, the namespace of the graph that holds it
- * (sub-agents may share a thread id), and that graph's run (sub-agents run at once from one node
- * share a namespace). It pairs a `beforeModel` repair with its model call.
- */
-function historyOf(request: Parameters<typeof threadIdOf>[0]): HistoryPlace {
-  return {
-    threadId: threadIdOf(request),
-    namespace: namespaceOf(request),
-    run: graphRunOfRequest(request),
-  };
-}
 
 /** The context keys the `persist` hook can read: any value, never required. */
 const persistedContextSchema = z.object({ locale: z.unknown().optional() });
@@ -173,7 +157,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
           );
           if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
           // The model call that follows reports it, with the model and tools this hook lacks.
-          waitingForModelCall.add(historyOf({ runtime }), inspection);
+          waitingForModelCall.add(historyPlaceOf({ runtime }), inspection);
           if (result === undefined) return undefined;
           return {
             messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...result.messages],
@@ -185,7 +169,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
         repairer,
         withoutRepairingModel(request),
         handler,
-        persist ? waitingForModelCall.take(historyOf(request)) : undefined,
+        persist ? waitingForModelCall.take(historyPlaceOf(request)) : undefined,
       ),
   });
 

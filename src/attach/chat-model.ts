@@ -120,11 +120,19 @@ function rebound(built: unknown, repairer: Repairer): unknown {
   if (!(built instanceof RunnableBinding)) return built;
   const bound = built.bound as unknown;
   if (unwrapped.has(bound as object) || !isChatModel(bound)) return built;
+  return bindingOver(built, wrap(bound, repairer));
+}
+
+/** The same binding (arguments, config), over another model. */
+function bindingOver(
+  binding: RunnableBinding<unknown, unknown>,
+  bound: BaseChatModel,
+): RunnableBinding<unknown, unknown> {
   return new RunnableBinding({
-    bound: wrap(bound, repairer),
-    kwargs: built.kwargs,
-    config: built.config,
-    configFactories: built.configFactories,
+    bound,
+    kwargs: binding.kwargs,
+    config: binding.config,
+    configFactories: binding.configFactories,
   });
 }
 
@@ -143,12 +151,7 @@ export function unrepairedModelOf(model: unknown): unknown {
   // One binding per binding, so that what is read of a model once per model is read once.
   let rebuilt = unwrappedBindings.get(model);
   if (rebuilt === undefined) {
-    rebuilt = new RunnableBinding({
-      bound,
-      kwargs: model.kwargs,
-      config: model.config,
-      configFactories: model.configFactories,
-    });
+    rebuilt = bindingOver(model, bound);
     unwrappedBindings.set(model, rebuilt);
   }
   return rebuilt;

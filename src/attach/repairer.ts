@@ -23,7 +23,7 @@ import {
 } from "../core/repair.js";
 import { describeRepairs } from "../core/summary.js";
 import type { RepairTarget } from "../core/wire.js";
-import { graphRunOf, historyNamespaceOf } from "../telemetry/call-identity.js";
+import { graphRunOf, type HistoryPlace, historyNamespaceOf } from "../telemetry/call-identity.js";
 import type { ModelIdentity } from "../telemetry/model-identity.js";
 import {
   type Inspection,
@@ -393,37 +393,31 @@ export function repairRequest<T>(
 }
 
 /**
- * The namespace of the graph whose state holds the request's history (see
- * {@link historyNamespaceOf}); none for the root graph, outside a LangGraph run, or when it
- * cannot be read.
+ * The history a request (or a hook) works on: its thread, the namespace of the graph whose state
+ * holds it (sub-agents and sub-graphs may share a thread id; see {@link historyNamespaceOf}), and
+ * that graph's run (sub-agents run at once from one node share a namespace; see
+ * {@link graphRunOf}). Each part is absent when the runtime holds none or cannot be read.
  */
-export function namespaceOf(request: Pick<LocaleRequest, "runtime">): string | undefined {
+export function historyPlaceOf(request: Pick<LocaleRequest, "runtime">): HistoryPlace {
+  let checkpointNamespace: unknown;
   try {
-    return historyNamespaceOf(request.runtime?.configurable?.checkpoint_ns);
+    checkpointNamespace = request.runtime?.configurable?.checkpoint_ns;
   } catch {
-    return undefined;
+    // An unreadable runtime: the root graph, as far as we can tell.
   }
-}
-
-/**
- * The run of the graph whose state holds the request's history (see {@link graphRunOf}); none for
- * the root graph, outside a LangGraph run, or when it cannot be read.
- */
-export function graphRunOfRequest(request: Pick<LocaleRequest, "runtime">): string | undefined {
-  try {
-    return graphRunOf(request.runtime?.configurable?.checkpoint_ns);
-  } catch {
-    return undefined;
-  }
+  return {
+    threadId: threadIdOf(request),
+    namespace: historyNamespaceOf(checkpointNamespace),
+    run: graphRunOf(checkpointNamespace),
+  };
 }
 
 /** What the telemetry needs of a model request. */
 function observedCall(request: ModelRequestLike, target?: RepairTarget): ObservedModelCall {
   return {
+    ...historyPlaceOf(request),
     model: request.model,
     tools: request.tools,
-    threadId: threadIdOf(request),
-    namespace: namespaceOf(request),
     identity: request.identity,
     target,
   };

@@ -108,12 +108,9 @@ const RECORDED_NOW: RecordedModelCall = Object.freeze({ metered: false });
 const NOT_RECORDING: Recording = Object.freeze({ metrics: undefined, tracing: false });
 
 /** What the telemetry reads from a model request. */
-export interface ObservedModelCall {
+export interface ObservedModelCall extends HistoryPlace {
   readonly model: unknown;
   readonly tools: readonly unknown[] | undefined;
-  readonly threadId: string | undefined;
-  /** The namespace of the graph that holds the history: sub-agents may share a thread. */
-  readonly namespace?: string | undefined;
   /** The provider and model to record when there is no model object to read them from. */
   readonly identity?: Partial<ModelIdentity>;
   /**

@@ -5,10 +5,11 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
-import { RunnableLambda } from "@langchain/core/runnables";
+import { RunnableBinding, RunnableLambda } from "@langchain/core/runnables";
 import type { MeterProvider } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { unrepairedModelOf } from "../../src/attach/chat-model.js";
 import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
@@ -219,5 +220,23 @@ describe("withToolCallRepair on the real ChatOpenAI client", () => {
       }),
     ).toBe(1);
     await harness.shutdown();
+  });
+});
+
+describe("unrepairedModelOf, for the middleware beside a wrapper", () => {
+  it("gives the model behind a wrapper, alone or bound, and nothing for a model that does not repair", () => {
+    const model = scriptedModel();
+    const wrapped = withToolCallRepair(model, { logger: false });
+    expect(unrepairedModelOf(wrapped)).toBe(model);
+    const bound = wrapped.withConfig({ tags: ["bound"] });
+    const unbound = unrepairedModelOf(bound) as RunnableBinding<unknown, unknown>;
+    expect(unbound).toBeInstanceOf(RunnableBinding);
+    expect(unbound.bound).toBe(model);
+    expect(unbound.config).toEqual((bound as RunnableBinding<unknown, unknown>).config);
+    // One binding per binding: what is read of a model once is read once.
+    expect(unrepairedModelOf(bound)).toBe(unbound);
+    expect(unrepairedModelOf(model)).toBeUndefined();
+    expect(unrepairedModelOf(model.withConfig({ tags: ["plain"] }))).toBeUndefined();
+    expect(unrepairedModelOf(undefined)).toBeUndefined();
   });
 });

@@ -203,18 +203,62 @@ describe("a thread that changes models", () => {
     return harness;
   }
 
-  it("charges a dangling call to the model its message names, not the model that finds it", async () => {
-    server.script("openai", {
-      calls: SEARCH_CALLS.map((call) => ({ ...call, id: `call_${call.args.query}` })),
+  /**
+   * Each client's converter writes the model's name where its own answers keep it: Chat
+   * Completions and the Responses API in `response_metadata.model_name`, ChatAnthropic (v0 and
+   * v1 output) in `response_metadata.model`.
+   */
+  const FIRST_CLIENTS = [
+    {
+      client: "ChatOpenAI on Chat Completions",
+      first: () => chatOpenAIOn(server),
+      served: "openai",
+      second: () => chatAnthropicOn(server),
+      made: PRIMARY,
+      found: BACKUP,
+    },
+    {
+      client: "ChatOpenAI on the Responses API",
+      first: () => chatOpenAIOn(server, { useResponsesApi: true }),
+      served: "responses",
+      second: () => chatAnthropicOn(server),
+      made: PRIMARY,
+      found: BACKUP,
+    },
+    {
+      client: "ChatAnthropic with v0 output",
+      first: () => chatAnthropicOn(server),
+      served: "anthropic",
+      second: () => chatOpenAIOn(server),
+      made: BACKUP,
+      found: PRIMARY,
+    },
+    {
+      client: "ChatAnthropic with v1 output",
+      first: () => chatAnthropicOn(server, { outputVersion: "v1" }),
+      served: "anthropic",
+      second: () => chatOpenAIOn(server),
+      made: BACKUP,
+      found: PRIMARY,
+    },
+  ] as const;
+
+  for (const { client, first, served, second, made, found } of FIRST_CLIENTS) {
+    it(`charges a dangling call to the model its message names, not the one that finds it (${client})`, async () => {
+      server.script(served, {
+        calls: SEARCH_CALLS.map((call) => ({ ...call, id: `call_${call.args.query}` })),
+      });
+      server.script(served === "anthropic" ? "openai" : "anthropic", {
+        text: "Those searches never came back.",
+      });
+      const harness = await changeModels(first(), second(), `changed, ${client}`);
+      expect(await harness.sum(METRIC_TOOL_CALLS, made)).toBe(2);
+      expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, made)).toBe(2);
+      expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, found)).toBe(0);
+      expect(await harness.sum(METRIC_MODEL_CALLS, made)).toBe(1);
+      expect(await harness.sum(METRIC_MODEL_CALLS, found)).toBe(1);
     });
-    server.script("anthropic", { text: "Those searches never came back." });
-    const harness = await changeModels(chatOpenAIOn(server), chatAnthropicOn(server), "changed");
-    expect(await harness.sum(METRIC_TOOL_CALLS, PRIMARY)).toBe(2);
-    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, PRIMARY)).toBe(2);
-    expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, BACKUP)).toBe(0);
-    expect(await harness.sum(METRIC_MODEL_CALLS, PRIMARY)).toBe(1);
-    expect(await harness.sum(METRIC_MODEL_CALLS, BACKUP)).toBe(1);
-  });
+  }
 
   it("charges it to the model of the request when its message names no model", async () => {
     const first = Object.assign(scriptedModel(aiToolCall("ai_1", ...SEARCH_CALLS)), {

@@ -1,4 +1,7 @@
-/** The README promises what the code does: its tables list exactly what the code has. */
+/**
+ * The README and the telemetry reference (docs/telemetry.md) promise what the code does: their
+ * tables list exactly what the code has.
+ */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { PROBLEMS } from "../src/cli/audit-thread.js";
@@ -10,11 +13,12 @@ import { startTelemetryOptionNames } from "../src/setup/start.js";
 import * as semconv from "../src/telemetry/semconv.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const telemetryDoc = readFileSync(new URL("../docs/telemetry.md", import.meta.url), "utf8");
 
-function tableRowsAfter(heading: string): string[] {
-  const start = readme.indexOf(heading);
-  if (start === -1) throw new Error(`the README has no "${heading}"`);
-  const section = readme.slice(start);
+function tableRowsAfter(heading: string, text = readme, name = "the README"): string[] {
+  const start = text.indexOf(heading);
+  if (start === -1) throw new Error(`${name} has no "${heading}"`);
+  const section = text.slice(start);
   const table = section.slice(section.indexOf("\n|"));
   const rows = table.split("\n").slice(1);
   const end = rows.findIndex((row) => !row.startsWith("|"));
@@ -22,11 +26,17 @@ function tableRowsAfter(heading: string): string[] {
 }
 
 describe("README", () => {
-  it("shows the two set-up commands first: the demo and the tests", () => {
-    const firstBlock = readme.slice(
-      readme.indexOf("```sh"),
-      readme.indexOf("```", readme.indexOf("```sh") + 5),
-    );
+  it("shows the npm install first, with the peers a LangChain user needs", () => {
+    const firstBlock = codeBlocksOf(readme, "sh")[0] ?? "";
+    expect(firstBlock).toMatch(/^npm install tool-call-resilience /m);
+    for (const peer of ["@langchain/core", "langchain", "@opentelemetry/api"]) {
+      expect(firstBlock.split(/\s+/)).toContain(peer);
+    }
+  });
+
+  it("shows the two set-up commands first where it runs the demo and the tests", () => {
+    const section = sectionOf(readme, "## Run the demo and the tests");
+    const firstBlock = codeBlocksOf(section, "sh")[0] ?? "";
     expect(firstBlock).toContain("npm ci && npm start");
     expect(firstBlock).toContain("npm ci && npm test");
   });
@@ -40,10 +50,7 @@ describe("README", () => {
   });
 
   it("lists every option of the audit command, and only those, as its --help does", () => {
-    const section = readme.slice(
-      readme.indexOf("## Auditing stored histories"),
-      readme.indexOf("## Telemetry: how often"),
-    );
+    const section = sectionOf(readme, "## Auditing stored histories");
     const documented = section
       .split("\n")
       .filter((row) => row.startsWith("| `-"))
@@ -60,15 +67,18 @@ describe("README", () => {
   });
 
   it("lists every startTelemetry option, and only those", () => {
-    const documented = firstColumn(tableRowsAfter("### Starting OpenTelemetry"));
+    const documented = firstColumn(
+      tableRowsAfter("## Starting OpenTelemetry", telemetryDoc, "docs/telemetry.md"),
+    );
     expect(documented.sort()).toEqual([...startTelemetryOptionNames].sort());
   });
 
-  it("names every telemetry constant the code has", () => {
+  it("names every telemetry constant the code has, in the README or the telemetry reference", () => {
     const values = Object.values(semconv).flatMap((value) =>
       typeof value === "string" ? [value] : Array.isArray(value) ? [] : Object.values(value),
     );
-    const missing = values.filter((value) => !readme.includes(`\`${value}\``));
+    const documentation = `${readme}\n${telemetryDoc}`;
+    const missing = values.filter((value) => !documentation.includes(`\`${value}\``));
     expect(missing).toEqual([]);
   });
 
@@ -94,7 +104,11 @@ describe("README", () => {
   });
 
   it("maps each LangChain provider id in the table to the value the code records", () => {
-    const rows = tableRowsAfter("| LangChain | `gen_ai.provider.name` |").map(cellsOf);
+    const rows = tableRowsAfter(
+      "| LangChain | `gen_ai.provider.name` |",
+      telemetryDoc,
+      "docs/telemetry.md",
+    ).map(cellsOf);
     expect(rows.length).toBeGreaterThan(10);
     for (const cells of rows) {
       const expected = unquote(cells[1]);
@@ -113,6 +127,33 @@ describe("README", () => {
     expect(rows).toEqual(catalog);
   });
 });
+
+/**
+ * From the heading that starts with `heading` to the next heading of the same or a higher level,
+ * outside code blocks.
+ */
+function sectionOf(text: string, heading: string): string {
+  const lines = text.split("\n");
+  const start = lines.findIndex((line) => line.startsWith(heading));
+  if (start === -1) throw new Error(`no "${heading}"`);
+  const level = /^#+/.exec(heading)?.[0].length ?? 2;
+  let fenced = false;
+  let end = start + 1;
+  for (; end < lines.length; end++) {
+    const line = lines[end] ?? "";
+    if (line.startsWith("```")) fenced = !fenced;
+    const depth = /^(#+) /.exec(line)?.[1]?.length;
+    if (!fenced && depth !== undefined && depth <= level) break;
+  }
+  return lines.slice(start + 1, end).join("\n");
+}
+
+/** The bodies of the fenced code blocks of a language, in order. */
+function codeBlocksOf(text: string, language: string): string[] {
+  return [...text.matchAll(/^```(\S*)\n([\s\S]*?)^```$/gm)]
+    .filter((match) => match[1] === language)
+    .map((match) => match[2] ?? "");
+}
 
 function cellsOf(row: string): string[] {
   return row

@@ -10,6 +10,10 @@ export default defineConfig({
         replacement: fileURLToPath(new URL("./src/setup/index.ts", import.meta.url)),
       },
       {
+        find: /^tool-call-resilience\/formats$/,
+        replacement: fileURLToPath(new URL("./src/formats/index.ts", import.meta.url)),
+      },
+      {
         find: /^tool-call-resilience$/,
         replacement: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
       },
@@ -17,6 +21,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // The installed-package test needs the npm registry: `npm run test:package`.
+    exclude: ["test/package/**", "**/node_modules/**"],
     testTimeout: 20_000,
   },
 });

@@ -7,6 +7,9 @@
  * - the Vercel AI SDK's `ModelMessage`s, with `repairModelMessages`, here sent through the AI
  *   SDK's own `generateText` to a mock model: refused before the repair, answered after it.
  *
+ * They come from `tool-call-resilience/formats`, which loads no LangChain: an application on
+ * these SDKs needs only `@opentelemetry/api` beside this package.
+ *
  * Run it: `npx tsx examples/native-formats.ts`
  */
 import { generateText, type ModelMessage } from "ai";
@@ -15,7 +18,7 @@ import {
   repairAnthropicMessages,
   repairModelMessages,
   repairOpenAIChatMessages,
-} from "tool-call-resilience";
+} from "tool-call-resilience/formats";
 
 // One options object, validated once, reused for every call.
 const options = { logger: false } as const;

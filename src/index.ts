@@ -16,6 +16,7 @@
  */
 
 export { withToolCallRepair } from "./attach/chat-model.js";
+export { modelIdentityOf } from "./attach/langchain.js";
 export type { ToolCallRepairOptions } from "./attach/repairer.js";
 export { repairTargetOf } from "./attach/target.js";
 export type { OptionsProblem } from "./core/errors.js";
@@ -38,16 +39,17 @@ export type { PlaceholderContext, PlaceholderFunction } from "./core/placeholder
 export { renderTemplate, TEMPLATE_VARIABLES } from "./core/placeholder.js";
 export type { MisplacedPolicy, OrphanPolicy, RepairOptions, RepairPolicy } from "./core/policy.js";
 export { createRepairPolicy, isRepairPolicy } from "./core/policy.js";
-export type { RepairContext, RepairKind, RepairResult, ToolCallRepair } from "./core/repair.js";
+export type { RepairContext, RepairKind, ToolCallRepair } from "./core/repair.js";
 export {
   ASSIGNED_ID_PREFIX,
   BLANK_SCREENSHOT,
-  repairToolCalls,
   SYNTHETIC_MARKER,
   SYNTHETIC_REASON_KEY,
   syntheticReasonOf,
   UNKNOWN_TOOL_NAME,
 } from "./core/repair.js";
+export type { RepairResult } from "./core/repair-langchain.js";
+export { repairToolCalls } from "./core/repair-langchain.js";
 export type { RepairCounts } from "./core/summary.js";
 export { countRepairs, describeRepairs } from "./core/summary.js";
 export type { CallKind, RepairTarget } from "./core/wire.js";
@@ -82,7 +84,7 @@ export {
 } from "./middleware.js";
 export { DEFAULT_COUNT_ONCE_MEMORY } from "./telemetry/count-once.js";
 export type { ModelIdentity } from "./telemetry/model-identity.js";
-export { genAiProviderName, modelIdentityOf } from "./telemetry/model-identity.js";
+export { genAiProviderName } from "./telemetry/model-identity.js";
 export {
   ATTR_DANGLING_COUNT,
   ATTR_ERROR_TYPE,

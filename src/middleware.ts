@@ -2,11 +2,12 @@
  * The `createAgent` middleware: options → engine → telemetry → handler. It repairs the messages of
  * each model request as close to the model call as possible, reports what it did, and fails open.
  */
-import { RemoveMessage } from "@langchain/core/messages";
+import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { REMOVE_ALL_MESSAGES } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import { unrepairedModelOf } from "./attach/chat-model.js";
+import { LANGCHAIN_MESSAGES } from "./attach/langchain.js";
 import {
   callRepaired,
   historyPlaceOf,
@@ -127,7 +128,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
   const parsed = middlewareOptionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, MIDDLEWARE_NAME);
   const { persist, ...shared } = parsed.data;
-  const repairer = repairerFrom(shared, "Tool-call middleware");
+  const repairer = repairerFrom(shared, "Tool-call middleware", LANGCHAIN_MESSAGES);
 
   // A repair written to the thread is recorded even when its model call never comes.
   const waitingForModelCall = new PendingInspections((place, inspections) => {
@@ -159,9 +160,9 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
           // The model call that follows reports it, with the model and tools this hook lacks.
           waitingForModelCall.add(historyPlaceOf({ runtime }), inspection);
           if (result === undefined) return undefined;
-          return {
-            messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...result.messages],
-          };
+          // The state's messages and the `ToolMessage`s the engine made for them (LANGCHAIN_MESSAGES).
+          const repaired = result.messages as BaseMessage[];
+          return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...repaired] };
         }
       : undefined,
     wrapModelCall: (request, handler) =>

@@ -7,6 +7,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { ensureConfig, RunnableBinding } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import { LANGCHAIN_MESSAGES } from "./langchain.js";
 import {
   callRepaired,
   createRepairer,
@@ -84,7 +85,12 @@ export function withToolCallRepair<M extends BaseChatModel>(
       `${WRAPPER_NAME} expects a LangChain chat model (new ChatOpenAI(...), initChatModel(...), ...); got ${describe(model)}`,
     );
   }
-  const repairer = createRepairer(options, WRAPPER_NAME, "Tool-call model wrapper");
+  const repairer = createRepairer(
+    options,
+    WRAPPER_NAME,
+    "Tool-call model wrapper",
+    LANGCHAIN_MESSAGES,
+  );
   return wrap((unwrapped.get(model) as M | undefined) ?? model, repairer);
 }
 

@@ -16,15 +16,16 @@ import {
   targetSchema,
 } from "../core/policy.js";
 import {
+  type HistoryRepair,
   type RepairContext,
-  type RepairResult,
-  repairToolCalls,
+  repairHistory,
   type ToolCallRepair,
 } from "../core/repair.js";
 import { describeRepairs } from "../core/summary.js";
+import type { ToolMessageFactory } from "../core/tool-message.js";
 import type { RepairTarget } from "../core/wire.js";
 import { graphRunOf, type HistoryPlace, historyNamespaceOf } from "../telemetry/call-identity.js";
-import type { ModelIdentity } from "../telemetry/model-identity.js";
+import type { ModelIdentity, ProviderInference } from "../telemetry/model-identity.js";
 import {
   type Inspection,
   type ObservedModelCall,
@@ -235,6 +236,24 @@ export interface Repairer {
   /** The target every request is repaired for, or `"auto"`: read from each request's model. */
   readonly target: RepairTarget | "auto";
   readonly telemetry: RepairTelemetry;
+  /** The messages it repairs, and the runs they come from. */
+  readonly library: MessageLibrary;
+}
+
+/**
+ * What a repairer needs from the library whose messages it repairs: how to make a tool message,
+ * which agent is running, which model a chat model object is. The LangChain attachments pass
+ * LangChain's (`LANGCHAIN_MESSAGES`); the native-format adapters pass plain objects and no runs.
+ */
+export interface MessageLibrary {
+  /** Makes the tool messages the engine writes. */
+  readonly makeToolMessage: ToolMessageFactory;
+  /** The name of the agent whose run is current, for the telemetry's `agent` attribute. */
+  readonly agentNameOfCurrentRun: () => string | undefined;
+  /** The provider and model of a chat model object, for the telemetry. */
+  readonly modelIdentityOf: (chatModel: unknown) => ModelIdentity;
+  /** A provider guessed from a model name, for the telemetry. */
+  readonly inferProvider: ProviderInference;
 }
 
 /** The target of one request: the options', or the one its model goes through. */
@@ -325,8 +344,8 @@ function reportRepairs(
 }
 
 /** One inspection of a request: the repaired messages (absent when the engine failed) and its record. */
-export interface Inspected<T> {
-  readonly result: RepairResult<T> | undefined;
+export interface Inspected {
+  readonly result: HistoryRepair<unknown> | undefined;
   readonly inspection: Inspection;
 }
 
@@ -335,17 +354,17 @@ export interface Inspected<T> {
  * the engine fails, the result is absent: the caller then goes on with the original messages
  * (fail-open).
  */
-export function repairRequest<T>(
+export function repairRequest(
   repairer: Repairer,
   request: LocaleRequest & { readonly localeTag?: string | undefined },
   recording: Recording,
-  messages: readonly T[] = request.messages as readonly T[],
+  messages: readonly unknown[] = request.messages,
   target: RepairTarget = "any",
-): Inspected<T> {
+): Inspected {
   const timed = recording.metrics?.instruments !== undefined || recording.tracing;
   const startedAt = timed ? performance.now() : 0;
   let messageCount = 0;
-  let result: RepairResult<T>;
+  let result: HistoryRepair<unknown>;
   try {
     messageCount = messages.length;
     // A resolver runs only when a placeholder needs its text, never on a clean request.
@@ -355,7 +374,7 @@ export function repairRequest<T>(
         : typeof repairer.locale === "function"
           ? { locale: () => localeOf(repairer, request), target }
           : TARGET_CONTEXTS[target];
-    result = repairToolCalls(messages, repairer.policy, context);
+    result = repairHistory(messages, repairer.library.makeToolMessage, repairer.policy, context);
   } catch (error) {
     const endedAt = timed ? performance.now() : 0;
     log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
@@ -531,7 +550,7 @@ export type ModelRequestLike = LocaleRequest & {
 export interface PreparedCall<Q, R> {
   readonly request: Q;
   /** The engine's result, absent when it failed (the request then goes on as it was). */
-  readonly result?: RepairResult<unknown>;
+  readonly result?: HistoryRepair<unknown>;
   readonly afterResponse?: (response: R) => R;
   /** What to do when the handler throws instead of answering. */
   readonly afterFailure?: () => void;
@@ -694,16 +713,22 @@ export function recordFailedOpen(
  *
  * @throws {ToolCallResilienceOptionsError} naming each bad option, with `subject` in the message
  */
-export function createRepairer(options: unknown, subject: string, attachment: string): Repairer {
+export function createRepairer(
+  options: unknown,
+  subject: string,
+  attachment: string,
+  library: MessageLibrary,
+): Repairer {
   const parsed = toolCallRepairOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) throw optionsError(parsed.error, subject);
-  return repairerFrom(parsed.data, attachment);
+  return repairerFrom(parsed.data, attachment, library);
 }
 
 /** Builds a {@link Repairer} from options already validated against the shared shape. */
 export function repairerFrom(
   data: z.infer<typeof toolCallRepairOptionsSchema>,
   attachment: string,
+  library: MessageLibrary,
 ): Repairer {
   // The policy and the telemetry each read their own fields of the validated options.
   const { logger: loggerOption, locale, target, ...settings } = data;
@@ -718,7 +743,14 @@ export function repairerFrom(
     logger,
     locale,
     target,
-    telemetry: new RepairTelemetry({ ...settings, onFailure: telemetryFailureLogger(logger) }),
+    telemetry: new RepairTelemetry({
+      ...settings,
+      agentNameOfCurrentRun: library.agentNameOfCurrentRun,
+      modelIdentityOf: library.modelIdentityOf,
+      inferProvider: library.inferProvider,
+      onFailure: telemetryFailureLogger(logger),
+    }),
+    library,
   };
 }
 

@@ -13,7 +13,8 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import type { RepairOptions } from "../core/policy.js";
-import { repairToolCalls, type ToolCallRepair } from "../core/repair.js";
+import type { ToolCallRepair } from "../core/repair.js";
+import { repairToolCalls } from "../core/repair-langchain.js";
 import { countRepairs } from "../core/summary.js";
 import { repairModelMessages } from "../formats/ai-sdk.js";
 import { repairAnthropicMessages } from "../formats/anthropic.js";
@@ -127,6 +128,20 @@ export async function auditThread(
     repairs: result.repairs,
     messages: result.messages,
   };
+}
+
+/**
+ * What a repaired thread still has wrong, as it is written out: its repaired messages read back
+ * from their JSON and audited again, in the format they were repaired in. All zero for a thread
+ * that needed nothing.
+ */
+export async function problemsLeft(
+  audit: ThreadAudit,
+  options: RepairOptions,
+): Promise<ProblemCounts> {
+  if (audit.repairs.length === 0) return problemsOf([]);
+  const written = JSON.parse(JSON.stringify(audit.messages)) as unknown[];
+  return (await auditThread(written, options, audit.format)).problems;
 }
 
 type LangChainForm = "serialized" | "stored" | "plain";

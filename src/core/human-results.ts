@@ -3,11 +3,11 @@
  * Anthropic user turn has. ChatAnthropic sends them as they are, and they answer the calls of the
  * AI message before; ChatOpenAI sends them as content parts OpenAI refuses, and a placeholder added
  * beside them would give Anthropic two results for one call. The engine reads such a message as
- * results, and where it repairs, writes each block as a `ToolMessage` (which every client sends)
+ * results, and where it repairs, writes each block as a tool message (which every client sends)
  * followed by the rest of the message.
  */
-import { ToolMessage } from "@langchain/core/messages";
 import { copyWith } from "./messages.js";
+import type { ToolMessageFactory, ToolMessageFields } from "./tool-message.js";
 
 type Fields = Record<string, unknown>;
 
@@ -68,19 +68,20 @@ export interface ExpandedHistory {
 
 /**
  * The history with every human message from `from` on that has `tool_result` blocks replaced by a
- * `ToolMessage` per block (its content, its `tool_use_id`, `status: "error"` for `is_error`) and
- * then, when anything else is left, a copy of the message with the rest. `undefined` when there
- * is no such message.
+ * tool message per block, made by `make` (its content, its `tool_use_id`, `status: "error"` for
+ * `is_error`), and then, when anything else is left, a copy of the message with the rest.
+ * `undefined` when there is no such message.
  *
  * @example
  * ```ts
- * expandHumanResults([ai, human([{ type: "tool_result", tool_use_id: "t1", content: "42" }, text])], 0);
+ * expandHumanResults([ai, human([{ type: "tool_result", tool_use_id: "t1", content: "42" }, text])], 0, newToolMessage);
  * // messages: [ai, ToolMessage(t1, "42"), human([text])], origin: [0, 1, 1]
  * ```
  */
 export function expandHumanResults(
   messages: readonly unknown[],
   from: number,
+  make: ToolMessageFactory,
 ): ExpandedHistory | undefined {
   let first = -1;
   for (let index = from; index < messages.length; index++) {
@@ -108,7 +109,7 @@ export function expandHumanResults(
         rest.push(block);
         continue;
       }
-      const result = toolMessageOf(blockFields);
+      const result = make(toolMessageFieldsOf(blockFields));
       extracted.add(result);
       expanded.push(result);
       origin.push(index);
@@ -121,15 +122,12 @@ export function expandHumanResults(
   return { messages: expanded, origin, extracted };
 }
 
-function toolMessageOf(block: Fields): ToolMessage {
+function toolMessageFieldsOf(block: Fields): ToolMessageFields {
   const id = block.tool_use_id;
   const content = block.content;
-  return new ToolMessage({
-    content:
-      typeof content === "string" || Array.isArray(content)
-        ? (content as ToolMessage["content"])
-        : "",
+  return {
+    content: typeof content === "string" || Array.isArray(content) ? content : "",
     tool_call_id: typeof id === "string" ? id : "",
     ...(block.is_error === true ? { status: "error" as const } : {}),
-  });
+  };
 }

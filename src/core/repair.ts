@@ -2,7 +2,6 @@
  * The repair engine: pure and synchronous. One allocation-free pass decides whether the history is
  * well formed; only when it is not does a second pass match results to calls and rebuild it.
  */
-import { ToolMessage } from "@langchain/core/messages";
 import { ToolCallResilienceOptionsError } from "./errors.js";
 import { shieldHistory } from "./hostile.js";
 import { type ExpandedHistory, expandHumanResults } from "./human-results.js";
@@ -24,6 +23,7 @@ import {
   type RepairOptions,
   type RepairPolicy,
 } from "./policy.js";
+import type { ToolMessageFactory } from "./tool-message.js";
 import { firstUnsoundIndex } from "./well-formed.js";
 import {
   answerKindOf,
@@ -75,13 +75,16 @@ export interface ToolCallRepair {
   readonly placeholderError?: unknown;
 }
 
-/** What {@link repairToolCalls} returns. */
-export interface RepairResult<T = unknown> {
+/**
+ * What the engine returns, for a history of `M`: the messages given, copies of them, and the tool
+ * messages it made. {@link RepairResult} is this for LangChain messages.
+ */
+export interface HistoryRepair<M> {
   /**
    * The input array itself when nothing needed repair, otherwise a new array: the input's
    * messages, copies of AI messages given ids, and placeholder tool messages.
    */
-  readonly messages: Array<T | ToolMessage>;
+  readonly messages: M[];
   /** Every change made, in the order of the returned messages; empty when nothing changed. */
   readonly repairs: readonly ToolCallRepair[];
 }
@@ -134,52 +137,39 @@ const NO_REPAIRS: readonly ToolCallRepair[] = Object.freeze([]);
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
- * Finds and repairs broken tool-call protocol in a chat history: calls without results get a
- * placeholder tool message in the group right after their AI message; results separated from their
- * call are moved back (`misplaced: "regroup"`); results that answer no call are dropped
- * (`orphans: "drop"`); calls without an id or a name get one.
+ * The engine: {@link repairToolCalls} with the tool messages it writes made by `make`, for
+ * histories of any message library (the native-format adapters pass plain objects).
  *
- * Which calls a message makes is read as the target client's converter sends them (the policy's
- * or the context's `target`): `tool_calls`, raw calls, content blocks, Responses API output items.
- *
- * Pure and synchronous: it never mutates the input or any message in it, and nothing in a history
- * can make it throw. When nothing needs repair it returns the very same array and allocates
- * nothing in proportion to the history.
- *
- * @param messages - the history: LangChain messages or plain objects of the same shape
+ * @param messages - the history: messages LangChain-shaped, or plain objects of the same shape
+ * @param make - makes each tool message the engine writes
  * @param policy - a policy from {@link createRepairPolicy}, or options to validate on the spot
  * @param context - per-call settings, such as the locale of this request
  * @throws {ToolCallResilienceOptionsError} only when `policy` is given as invalid options, or the
  *   context names an unknown target
  *
- * @example A dangling call gets a placeholder right after its AI message
+ * @example
  * ```ts
- * import { AIMessage, HumanMessage } from "@langchain/core/messages";
- * import { repairToolCalls } from "tool-call-resilience";
- *
- * const { messages, repairs } = repairToolCalls([
- *   new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "search", args: {} }] }),
- *   new HumanMessage("Go on"),
- * ]);
- * // messages: [AIMessage, ToolMessage("[Tool call was interrupted and did not return a result.]"), HumanMessage]
- * // repairs: [{ kind: "placeholder_inserted", toolCallId: "call_1", toolName: "search", reason: "interrupted", ... }]
+ * repairHistory(history, plainToolMessage).messages; // placeholders as { type: "tool", ... }
  * ```
  */
-export function repairToolCalls<T>(
+export function repairHistory<T, R>(
   messages: readonly T[],
+  make: ToolMessageFactory<R>,
   policy?: RepairPolicy | RepairOptions,
   context?: RepairContext,
-): RepairResult<T> {
+): HistoryRepair<T | R> {
   const resolved = resolvePolicy(policy);
   const target = targetOf(resolved, context);
   try {
     // A revoked proxy throws even here.
     if (!Array.isArray(messages)) return { messages: messages as T[], repairs: NO_REPAIRS };
-    return repairReadable(messages, resolved, context, target);
+    return repairReadable(messages, resolved, context, target, make) as HistoryRepair<T | R>;
   } catch {
     // An entry that throws when read (a getter, a proxy): it is no message any client can send,
     // so it is repaired around as junk. Nothing in a history makes the engine throw.
-    return repairAroundUnreadable(messages, resolved, context, target);
+    return repairAroundUnreadable(messages, resolved, context, target, make) as HistoryRepair<
+      T | R
+    >;
   }
 }
 
@@ -204,19 +194,20 @@ function repairReadable<T>(
   resolved: RepairPolicy,
   context: RepairContext | undefined,
   target: RepairTarget,
-): RepairResult<T> {
+  make: ToolMessageFactory,
+): HistoryRepair<unknown> {
   const start = windowStart(messages.length, resolved.window);
   const keepUnmatched = keepsUnmatchedResults(resolved, start);
   const unsound = firstUnsoundIndex(messages, start, keepUnmatched, target);
-  if (unsound === messages.length) return { messages: messages as T[], repairs: NO_REPAIRS };
+  if (unsound === messages.length) return { messages: messages as unknown[], repairs: NO_REPAIRS };
   const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound, target);
   if (missing !== undefined) {
-    return insertPlaceholders(messages, missing, resolved, context, target);
+    return insertPlaceholders(messages, missing, resolved, context, target, make);
   }
   // A result kept where it stood (a stray the clean path let pass) may be the one a later call
   // lacks: the analysis then reads the whole window.
   const from = keepUnmatched ? start : unsound;
-  return rebuild(messages, start, from, resolved, context, target);
+  return rebuild(messages, start, from, resolved, context, target, make);
 }
 
 /**
@@ -228,37 +219,40 @@ function repairAroundUnreadable<T>(
   resolved: RepairPolicy,
   context: RepairContext | undefined,
   target: RepairTarget,
-): RepairResult<T> {
+  make: ToolMessageFactory,
+): HistoryRepair<unknown> {
   try {
     const shielded = shieldHistory(messages);
-    if (shielded === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
-    const result = repairReadable(shielded.messages, resolved, context, target);
+    if (shielded === undefined) return { messages: messages as unknown[], repairs: NO_REPAIRS };
+    const result = repairReadable(shielded.messages, resolved, context, target, make);
     if (result.messages === shielded.messages) {
-      return { messages: messages as T[], repairs: NO_REPAIRS };
+      return { messages: messages as unknown[], repairs: NO_REPAIRS };
     }
     return { messages: shielded.restore(result.messages), repairs: result.repairs };
   } catch {
-    return { messages: messages as T[], repairs: NO_REPAIRS };
+    return { messages: messages as unknown[], repairs: NO_REPAIRS };
   }
 }
 
 /**
  * The engine without its shortcuts: the careful analysis of the whole window, every time. Not part
- * of the public surface; the tests hold {@link repairToolCalls} to giving the same result.
+ * of the public surface; the tests hold {@link repairHistory} to giving the same result.
  *
  * @example
  * ```ts
- * expect(repairToolCalls(history)).toEqual(repairToolCallsCarefully(history));
+ * expect(repairHistory(history, make)).toEqual(repairHistoryCarefully(history, make));
  * ```
  */
-export function repairToolCallsCarefully<T>(
+export function repairHistoryCarefully<T, R>(
   messages: readonly T[],
+  make: ToolMessageFactory<R>,
   policy?: RepairPolicy | RepairOptions,
   context?: RepairContext,
-): RepairResult<T> {
+): HistoryRepair<T | R> {
   const resolved = resolvePolicy(policy);
   const start = windowStart(messages.length, resolved.window);
-  return rebuild(messages, start, start, resolved, context, targetOf(resolved, context));
+  const target = targetOf(resolved, context);
+  return rebuild(messages, start, start, resolved, context, target, make) as HistoryRepair<T | R>;
 }
 
 function resolvePolicy(policy: RepairPolicy | RepairOptions | undefined): RepairPolicy {
@@ -721,6 +715,7 @@ class RepairLog {
   readonly #policy: RepairPolicy;
   readonly #context: RepairContext | undefined;
   readonly #target: RepairTarget;
+  readonly #make: ToolMessageFactory;
   readonly #repairs: ToolCallRepair[];
   #written = 0;
   /** The locale of this call, resolved at the first placeholder. */
@@ -735,11 +730,13 @@ class RepairLog {
     policy: RepairPolicy,
     context: RepairContext | undefined,
     target: RepairTarget,
+    make: ToolMessageFactory,
     repairs: ToolCallRepair[],
   ) {
     this.#policy = policy;
     this.#context = context;
     this.#target = target;
+    this.#make = make;
     this.#repairs = repairs;
   }
 
@@ -759,7 +756,7 @@ class RepairLog {
     reason: PlaceholderReason,
     kind: CallKind,
     outputIndex: number,
-  ): ToolMessage {
+  ): unknown {
     if (!this.#localeResolved) {
       this.#locale = localeOf(this.#context, this.#policy);
       this.#localeResolved = true;
@@ -780,7 +777,7 @@ class RepairLog {
     if (error !== undefined) repair.placeholderError = error;
     this.record(repair);
     const answer = answerKindOf(kind, this.#target) ?? "function";
-    return createPlaceholder(id, name, reason, text, answer, this.#policy);
+    return createPlaceholder(id, name, reason, text, answer, this.#policy, this.#make);
   }
 }
 
@@ -808,9 +805,10 @@ function insertPlaceholders<T>(
   policy: RepairPolicy,
   context: RepairContext | undefined,
   target: RepairTarget,
-): RepairResult<T> {
+  make: ToolMessageFactory,
+): HistoryRepair<unknown> {
   const first = groups[0];
-  if (first === undefined) return { messages: messages as T[], repairs: NO_REPAIRS };
+  if (first === undefined) return { messages: messages as unknown[], repairs: NO_REPAIRS };
   // The output's length is known: written into a list of that length, which measured faster
   // than a copy of the part before the first group that then grows.
   let missing = 0;
@@ -818,7 +816,7 @@ function insertPlaceholders<T>(
   const output: unknown[] = new Array(messages.length + missing);
   let written = 0;
   const repairs: ToolCallRepair[] = new Array(missing);
-  const log = new RepairLog(policy, context, target, repairs);
+  const log = new RepairLog(policy, context, target, make, repairs);
   let copied = 0;
   for (const group of groups) {
     for (let index = copied; index <= group.aiIndex; index++) output[written++] = messages[index];
@@ -849,7 +847,7 @@ function insertPlaceholders<T>(
     copied = keepOrder ? group.aiIndex + 1 : group.end;
   }
   for (let index = copied; index < messages.length; index++) output[written++] = messages[index];
-  return { messages: output as Array<T | ToolMessage>, repairs };
+  return { messages: output, repairs };
 }
 
 function rebuild<T>(
@@ -859,9 +857,10 @@ function rebuild<T>(
   policy: RepairPolicy,
   context: RepairContext | undefined,
   target: RepairTarget,
-): RepairResult<T> {
+  make: ToolMessageFactory,
+): HistoryRepair<unknown> {
   // Anthropic results in human messages are read, and written, as tool messages.
-  const expanded: ExpandedHistory | undefined = expandHumanResults(input, from);
+  const expanded: ExpandedHistory | undefined = expandHumanResults(input, from, make);
   const messages: readonly unknown[] = expanded?.messages ?? input;
   const inputIndexOf = (index: number) => expanded?.origin[index] ?? index;
   const isExtracted = (message: unknown) => expanded?.extracted.has(message) === true;
@@ -879,7 +878,7 @@ function rebuild<T>(
 
   const output: unknown[] = messages.slice(0, from);
   const repairs: ToolCallRepair[] = [];
-  const log = new RepairLog(policy, context, target, repairs);
+  const log = new RepairLog(policy, context, target, make, repairs);
   const emitPlaceholder = (slot: CallSlot) =>
     output.push(
       log.placeholder(
@@ -946,7 +945,7 @@ function rebuild<T>(
       emitResult(slot.answeredBy, slot);
     }
   }
-  return { messages: output as Array<T | ToolMessage>, repairs };
+  return { messages: output, repairs };
 }
 
 /**
@@ -1022,9 +1021,9 @@ export const SYNTHETIC_REASON_KEY = "synthetic_reason";
  *
  * Its fields are one object literal with every key, never an object that grows afterwards: V8
  * gives a grown object a hidden class of its own, drops it at the next full collection once no
- * placeholder holds it, and makes a new one. The code that reads placeholders (ToolMessage's
- * constructor, ours) then meets a new class after every collection and ends up on its slow,
- * generic path (measured: a repaired 10-message call went from 0.55 to 0.8 µs for good).
+ * placeholder holds it, and makes a new one. The code that reads placeholders (`make`, such as
+ * ToolMessage's constructor, and ours) then meets a new class after every collection and ends up
+ * on its slow, generic path (measured: a repaired 10-message call went from 0.55 to 0.8 µs for good).
  */
 function createPlaceholder(
   id: string,
@@ -1033,8 +1032,9 @@ function createPlaceholder(
   text: string,
   answerKind: CallKind,
   policy: RepairPolicy,
-): ToolMessage {
-  return new ToolMessage({
+  make: ToolMessageFactory,
+): unknown {
+  return make({
     content: answerKind === "computer" ? BLANK_SCREENSHOT : text,
     tool_call_id: id,
     name,

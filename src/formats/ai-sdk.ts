@@ -137,7 +137,7 @@ export const modelMessageFormat = groupedFormat({
  * @example
  * ```ts
  * import { generateText } from "ai";
- * import { repairModelMessages } from "tool-call-resilience";
+ * import { repairModelMessages } from "tool-call-resilience/formats";
  *
  * const { messages } = repairModelMessages(history, { logger: false }, { threadId });
  * const result = await generateText({ model, tools, messages });

@@ -111,7 +111,7 @@ export const anthropicFormat = groupedFormat({
  * @example
  * ```ts
  * import Anthropic from "@anthropic-ai/sdk";
- * import { repairAnthropicMessages } from "tool-call-resilience";
+ * import { repairAnthropicMessages } from "tool-call-resilience/formats";
  *
  * const { messages } = repairAnthropicMessages(history, { logger: false });
  * await new Anthropic().messages.create({ model: "claude-sonnet-4-5", max_tokens: 1024, messages, tools });

@@ -15,6 +15,7 @@ import {
   createRepairer,
   type LocaleRequest,
   log,
+  type MessageLibrary,
   type PreparedCall,
   prepareModelCall,
   type Repairer,
@@ -23,7 +24,10 @@ import {
 } from "../attach/repairer.js";
 import type { PlaceholderReason } from "../core/locales.js";
 import { withWindow } from "../core/policy.js";
-import { type RepairResult, syntheticReasonOf, type ToolCallRepair } from "../core/repair.js";
+import { type HistoryRepair, syntheticReasonOf, type ToolCallRepair } from "../core/repair.js";
+import { plainToolMessage } from "../core/tool-message.js";
+import { type ModelIdentity, NO_PROVIDER_INFERENCE } from "../telemetry/model-identity.js";
+import { VALUE_UNKNOWN } from "../telemetry/semconv.js";
 
 /** A tool call as the engine needs to see it. */
 export interface FormatCall {
@@ -151,6 +155,23 @@ type View = Record<string | symbol, unknown> & { [ORIGIN]: Origin };
 const NO_REPAIRS: readonly ToolCallRepair[] = Object.freeze([]);
 const OTHER_PART: readonly MessagePart[] = Object.freeze([{ role: "other" }]);
 
+const UNKNOWN_MODEL: ModelIdentity = Object.freeze({
+  provider: VALUE_UNKNOWN,
+  model: VALUE_UNKNOWN,
+});
+
+/**
+ * Native messages, as the engine sees them: views that are plain objects, so its placeholders
+ * are plain objects too (translated back by the format); no runs and no chat model objects to
+ * read, since the adapters are called with the model's name (`FormatRepairContext.model`).
+ */
+const PLAIN_MESSAGES: MessageLibrary = Object.freeze({
+  makeToolMessage: plainToolMessage,
+  agentNameOfCurrentRun: () => undefined,
+  modelIdentityOf: () => UNKNOWN_MODEL,
+  inferProvider: NO_PROVIDER_INFERENCE,
+});
+
 const repairers = new WeakMap<object, Repairer>();
 const defaultRepairers = new Map<string, Repairer>();
 
@@ -160,17 +181,17 @@ function repairerOf(format: string, options: ToolCallRepairOptions | undefined):
   if (options === undefined) {
     let repairer = defaultRepairers.get(format);
     if (repairer === undefined) {
-      repairer = createRepairer({}, format, attachment);
+      repairer = createRepairer({}, format, attachment, PLAIN_MESSAGES);
       defaultRepairers.set(format, repairer);
     }
     return repairer;
   }
   if (typeof options !== "object" || options === null) {
-    return createRepairer(options, format, attachment);
+    return createRepairer(options, format, attachment, PLAIN_MESSAGES);
   }
   let repairer = repairers.get(options);
   if (repairer === undefined) {
-    repairer = createRepairer(options, format, attachment);
+    repairer = createRepairer(options, format, attachment, PLAIN_MESSAGES);
     repairers.set(options, repairer);
   }
   return repairer;
@@ -325,7 +346,7 @@ function written<M>(
   format: MessageFormat<M>,
   messages: readonly M[],
   views: readonly View[],
-  result: RepairResult<unknown>,
+  result: HistoryRepair<unknown>,
 ): FormatRepairResult<M> {
   const output = result.messages;
   const reasons = new Map<number, PlaceholderReason>();

@@ -115,7 +115,7 @@ function written(item: RepairedItem<unknown>, index: number): WrittenMessage<unk
  * @example
  * ```ts
  * import OpenAI from "openai";
- * import { repairOpenAIChatMessages } from "tool-call-resilience";
+ * import { repairOpenAIChatMessages } from "tool-call-resilience/formats";
  *
  * const { messages } = repairOpenAIChatMessages(history, { logger: false }, { model: "gpt-4.1" });
  * await new OpenAI().chat.completions.create({ model: "gpt-4.1", messages, tools });

@@ -2,9 +2,6 @@
  * Which provider and model a request goes to, read from `request.model` the way LangChain's own
  * classes describe themselves, and mapped to the well-known `gen_ai.provider.name` values.
  */
-// A namespace import: `_inferModelProvider` is exported but underscored, so it may go away in a
-// minor release; a named import would then fail to link and take the whole package down.
-import * as universal from "langchain/chat_models/universal";
 import { GEN_AI_PROVIDER_NAME_VALUES as PROVIDER, VALUE_UNKNOWN } from "./semconv.js";
 
 /** The provider and model a request goes to; `"unknown"` where they cannot be found. */
@@ -64,32 +61,50 @@ export function genAiProviderName(providerId: string): string {
   return PROVIDER_NAMES.get(providerId.toLowerCase().replaceAll("-", "_")) ?? providerId;
 }
 
+/**
+ * A provider guessed from a model name alone (`"gpt-4.1"` → `"openai"`), as LangChain's
+ * `initChatModel` guesses it; `undefined` when there is no guess. The LangChain attachments pass
+ * LangChain's own; without LangChain there is none.
+ */
+export type ProviderInference = (model: string) => unknown;
+
+/** No guess: the provider is only what a model or a message says. */
+export const NO_PROVIDER_INFERENCE: ProviderInference = () => undefined;
+
 const identities = new WeakMap<object, ModelIdentity>();
 
 /**
  * The provider and model of a chat model, tried in this order: `.model`, `.modelName`, a
- * `ConfigurableModel`'s `_defaultConfig` (`model`, and `modelProvider` or the provider LangChain
- * infers from the model name), `getLsParams()`, then `_llmType()` for the provider. Anything that
- * throws or is not a non-empty string is skipped; what is left unfound is `"unknown"`. The answer
- * is remembered per model object.
+ * `ConfigurableModel`'s `_defaultConfig` (`model`, and `modelProvider` or the provider
+ * `inferProvider` guesses from the model name), `getLsParams()`, then `_llmType()` for the
+ * provider. Anything that throws or is not a non-empty string is skipped; what is left unfound is
+ * `"unknown"`. The answer is remembered per model object. `modelIdentityOf` is this with
+ * LangChain's guess.
  *
  * @example
  * ```ts
- * modelIdentityOf(new ChatOpenAI({ model: "gpt-4.1" })); // { provider: "openai", model: "gpt-4.1" }
+ * chatModelIdentityOf(new ChatOpenAI({ model: "gpt-4.1" }), NO_PROVIDER_INFERENCE);
+ * // { provider: "openai", model: "gpt-4.1" }
  * ```
  */
-export function modelIdentityOf(chatModel: unknown): ModelIdentity {
+export function chatModelIdentityOf(
+  chatModel: unknown,
+  inferProvider: ProviderInference,
+): ModelIdentity {
   if (typeof chatModel !== "object" || chatModel === null) {
     return { provider: VALUE_UNKNOWN, model: VALUE_UNKNOWN };
   }
   const known = identities.get(chatModel);
   if (known !== undefined) return known;
-  const identity = readIdentity(chatModel as Record<string, unknown>);
+  const identity = readIdentity(chatModel as Record<string, unknown>, inferProvider);
   identities.set(chatModel, identity);
   return identity;
 }
 
-function readIdentity(chatModel: Record<string, unknown>): ModelIdentity {
+function readIdentity(
+  chatModel: Record<string, unknown>,
+  inferProvider: ProviderInference,
+): ModelIdentity {
   const configured = attempt(() => chatModel._defaultConfig);
   const isConfigurable = typeof configured === "object" && configured !== null;
   const defaults = (isConfigurable ? configured : {}) as Record<string, unknown>;
@@ -114,12 +129,6 @@ function readIdentity(chatModel: Record<string, unknown>): ModelIdentity {
     provider: providerId === undefined ? VALUE_UNKNOWN : genAiProviderName(providerId),
     model: model ?? VALUE_UNKNOWN,
   };
-}
-
-/** LangChain's own guess of a provider from a model name, as `initChatModel` makes it. */
-function inferProvider(model: string): unknown {
-  const infer: unknown = (universal as Record<string, unknown>)._inferModelProvider;
-  return typeof infer === "function" ? infer(model) : undefined;
 }
 
 function callMethod(target: Record<string, unknown>, name: string): unknown {
@@ -206,8 +215,9 @@ export function answersForRequestedModel(answered: string, requested: string): b
  * - A message that names the request's model, or a dated snapshot of it: the request's (and the
  *   name is learned as that model's, for the requests of other models that see the message).
  * - A message that names a model learned so: that model, as its requests name it.
- * - Any other: the name the message gives, with the provider it names, else the one LangChain
- *   infers from the name, else the request's.
+ * - Any other: the name the message gives, with the provider it names, else the one
+ *   `inferProvider` guesses from the name (LangChain's, in the LangChain attachments), else the
+ *   request's.
  *
  * @example
  * ```ts
@@ -216,7 +226,11 @@ export function answersForRequestedModel(answered: string, requested: string): b
  * // { provider: "anthropic", model: "claude-sonnet-4-5" }
  * ```
  */
-export function chargedModelOf(message: unknown, request: ModelIdentity): ModelIdentity {
+export function chargedModelOf(
+  message: unknown,
+  request: ModelIdentity,
+  inferProvider: ProviderInference = NO_PROVIDER_INFERENCE,
+): ModelIdentity {
   const named = modelNamedBy(message);
   if (named === undefined) return request;
   if (answersForRequestedModel(named.model, request.model)) {

@@ -4,7 +4,6 @@
  * that throws is reported to `onFailure` and never reaches the model call.
  */
 
-import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import {
   type Attributes,
   type Context,
@@ -27,7 +26,7 @@ import { PACKAGE_VERSION } from "../version.js";
 import { danglingCallKey, type HistoryPlace } from "./call-identity.js";
 import { CountOnceMemory, sharedCountOnceMemory } from "./count-once.js";
 import { createInstruments, type RepairInstruments } from "./instruments.js";
-import { chargedModelOf, type ModelIdentity, modelIdentityOf } from "./model-identity.js";
+import { chargedModelOf, type ModelIdentity, type ProviderInference } from "./model-identity.js";
 import { offeredToolNames } from "./offered-tools.js";
 import {
   ATTR_DANGLING_COUNT,
@@ -136,6 +135,12 @@ export interface TelemetrySettings {
   readonly providerName?: string;
   readonly modelName?: string;
   readonly agentName?: string;
+  /** The name of the agent whose run is current, when `agentName` gives none. */
+  readonly agentNameOfCurrentRun: () => string | undefined;
+  /** The provider and model of a request's chat model, when the request names none. */
+  readonly modelIdentityOf: (chatModel: unknown) => ModelIdentity;
+  /** A provider guessed from a model name, for messages made by another model. */
+  readonly inferProvider: ProviderInference;
   readonly onFailure: (error: unknown, part: TelemetryPart) => void;
 }
 
@@ -467,7 +472,7 @@ export class RepairTelemetry {
   #chargedTo(labels: CallLabels, message: unknown): ModelIdentity {
     const settings = this.#settings;
     if (settings.providerName !== undefined && settings.modelName !== undefined) return labels;
-    const charged = chargedModelOf(message, labels);
+    const charged = chargedModelOf(message, labels, this.#settings.inferProvider);
     return {
       provider: settings.providerName ?? charged.provider,
       model: settings.modelName ?? charged.model,
@@ -492,11 +497,11 @@ export class RepairTelemetry {
     const identity: ModelIdentity =
       provider !== undefined && model !== undefined
         ? { provider, model }
-        : modelIdentityOf(call.model);
+        : settings.modelIdentityOf(call.model);
     return {
       provider: provider ?? identity.provider,
       model: model ?? identity.model,
-      agent: settings.agentName ?? agentNameOfCurrentRun() ?? VALUE_UNKNOWN,
+      agent: settings.agentName ?? settings.agentNameOfCurrentRun() ?? VALUE_UNKNOWN,
       offeredTools: offeredToolNames(call.tools),
     };
   }
@@ -651,12 +656,6 @@ function agentNameGiven(response: unknown): string | undefined {
 function nextTurn(callback: () => void): void {
   if (typeof setImmediate === "function") setImmediate(callback);
   else setTimeout(callback, 0);
-}
-
-/** The agent name `createAgent({ name })` puts in the run's metadata, if any. */
-function agentNameOfCurrentRun(): string | undefined {
-  const name = AsyncLocalStorageProviderSingleton.getRunnableConfig()?.metadata?.lc_agent_name;
-  return typeof name === "string" && name.length > 0 ? name : undefined;
 }
 
 function epochMillis(performanceMillis: number): number {

@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRepairPolicy } from "../../src/core/policy.js";
-import { repairToolCalls, repairToolCallsCarefully } from "../../src/core/repair.js";
+import { repairToolCalls, repairToolCallsCarefully } from "../../src/core/repair-langchain.js";
 import {
   assignedLookingHistoryArb,
   brokenHistoryArb,

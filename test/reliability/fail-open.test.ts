@@ -40,9 +40,9 @@ vi.mock("../../src/core/repair.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/core/repair.js")>();
   return {
     ...actual,
-    repairToolCalls: (...args: Parameters<typeof actual.repairToolCalls>) => {
+    repairHistory: (...args: Parameters<typeof actual.repairHistory>) => {
       if (engine.fault !== undefined) throw engine.fault;
-      return actual.repairToolCalls(...args);
+      return actual.repairHistory(...args);
     },
   };
 });

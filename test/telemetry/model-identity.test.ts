@@ -8,6 +8,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { ChatOpenAI } from "@langchain/openai";
 import { initChatModel } from "langchain";
 import { describe, expect, it } from "vitest";
+import { LANGCHAIN_MESSAGES } from "../../src/attach/langchain.js";
 import { genAiProviderName, modelIdentityOf } from "../../src/index.js";
 import {
   answersForRequestedModel,
@@ -219,12 +220,19 @@ describe("chargedModelOf", () => {
     const withProvider = { response_metadata: { model_name: named, model_provider: "anthropic" } };
     expect(chargedModelOf(withProvider, primary)).toEqual({ provider: "anthropic", model: named });
     // No provider named: LangChain's inference from the name, else the request's.
+    const langChainGuess = LANGCHAIN_MESSAGES.inferProvider;
     const inferred = { response_metadata: { model_name: named } };
-    expect(chargedModelOf(inferred, primary)).toEqual({ provider: "anthropic", model: named });
+    expect(chargedModelOf(inferred, primary, langChainGuess)).toEqual({
+      provider: "anthropic",
+      model: named,
+    });
     const inHouse = unique("in-house-7b");
-    expect(chargedModelOf({ response_metadata: { model_name: inHouse } }, primary)).toEqual({
+    const unknownName = { response_metadata: { model_name: inHouse } };
+    expect(chargedModelOf(unknownName, primary, langChainGuess)).toEqual({
       provider: "openai",
       model: inHouse,
     });
+    // Without LangChain (the native-format adapters) there is no guess: the request's provider.
+    expect(chargedModelOf(inferred, primary)).toEqual({ provider: "openai", model: named });
   });
 });

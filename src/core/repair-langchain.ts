@@ -1,0 +1,85 @@
+/**
+ * The engine for LangChain messages: the tool messages it writes are `ToolMessage`s. The one
+ * module of the engine that imports LangChain, so that the native-format adapters, which run
+ * without it, can share the rest.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import type { RepairOptions, RepairPolicy } from "./policy.js";
+import {
+  type HistoryRepair,
+  type RepairContext,
+  repairHistory,
+  repairHistoryCarefully,
+} from "./repair.js";
+import type { ToolMessageFactory } from "./tool-message.js";
+
+/** What {@link repairToolCalls} returns. */
+export type RepairResult<T = unknown> = HistoryRepair<T | ToolMessage>;
+
+/**
+ * Makes a LangChain `ToolMessage`: what the engine writes into a LangChain history.
+ *
+ * @example
+ * ```ts
+ * newToolMessage({ content: "42", tool_call_id: "call_1" }); // ToolMessage
+ * ```
+ */
+export const newToolMessage: ToolMessageFactory<ToolMessage> = (fields) =>
+  new ToolMessage(fields as ConstructorParameters<typeof ToolMessage>[0] & object);
+
+/**
+ * Finds and repairs broken tool-call protocol in a chat history: calls without results get a
+ * placeholder tool message in the group right after their AI message; results separated from their
+ * call are moved back (`misplaced: "regroup"`); results that answer no call are dropped
+ * (`orphans: "drop"`); calls without an id or a name get one.
+ *
+ * Which calls a message makes is read as the target client's converter sends them (the policy's
+ * or the context's `target`): `tool_calls`, raw calls, content blocks, Responses API output items.
+ *
+ * Pure and synchronous: it never mutates the input or any message in it, and nothing in a history
+ * can make it throw. When nothing needs repair it returns the very same array and allocates
+ * nothing in proportion to the history.
+ *
+ * @param messages - the history: LangChain messages or plain objects of the same shape
+ * @param policy - a policy from {@link createRepairPolicy}, or options to validate on the spot
+ * @param context - per-call settings, such as the locale of this request
+ * @throws {ToolCallResilienceOptionsError} only when `policy` is given as invalid options, or the
+ *   context names an unknown target
+ *
+ * @example A dangling call gets a placeholder right after its AI message
+ * ```ts
+ * import { AIMessage, HumanMessage } from "@langchain/core/messages";
+ * import { repairToolCalls } from "tool-call-resilience";
+ *
+ * const { messages, repairs } = repairToolCalls([
+ *   new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "search", args: {} }] }),
+ *   new HumanMessage("Go on"),
+ * ]);
+ * // messages: [AIMessage, ToolMessage("[Tool call was interrupted and did not return a result.]"), HumanMessage]
+ * // repairs: [{ kind: "placeholder_inserted", toolCallId: "call_1", toolName: "search", reason: "interrupted", ... }]
+ * ```
+ */
+export function repairToolCalls<T>(
+  messages: readonly T[],
+  policy?: RepairPolicy | RepairOptions,
+  context?: RepairContext,
+): RepairResult<T> {
+  return repairHistory(messages, newToolMessage, policy, context);
+}
+
+/**
+ * The engine without its shortcuts, for LangChain messages (see {@link repairHistoryCarefully}).
+ * Not part of the public surface; the tests hold {@link repairToolCalls} to giving the same result.
+ *
+ * @example
+ * ```ts
+ * expect(repairToolCalls(history)).toEqual(repairToolCallsCarefully(history));
+ * ```
+ */
+export function repairToolCallsCarefully<T>(
+  messages: readonly T[],
+  policy?: RepairPolicy | RepairOptions,
+  context?: RepairContext,
+): RepairResult<T> {
+  return repairHistoryCarefully(messages, newToolMessage, policy, context);
+}

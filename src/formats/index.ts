@@ -1,0 +1,55 @@
+/**
+ * tool-call-resilience/formats: the repair of histories in a provider's native message format,
+ * for applications on the OpenAI SDK, the Anthropic SDK or the AI SDK, with or without LangChain.
+ * Nothing here loads LangChain: the engine, the policy, the logging and the telemetry (through
+ * `@opentelemetry/api`) are the same as the main entry's, which exports all of this too.
+ *
+ * @example
+ * ```ts
+ * import { repairOpenAIChatMessages } from "tool-call-resilience/formats";
+ *
+ * const { messages } = repairOpenAIChatMessages(history, undefined, { model: "gpt-4.1" });
+ * await openai.chat.completions.create({ model: "gpt-4.1", messages, tools });
+ * ```
+ */
+
+export type {
+  LocaleRequest,
+  LocaleResolver,
+  RepairLogger,
+  ToolCallRepairOptions,
+} from "../attach/repairer.js";
+export type { OptionsProblem } from "../core/errors.js";
+export {
+  isOptionsError,
+  isToolCallResilienceError,
+  ToolCallResilienceError,
+  ToolCallResilienceOptionsError,
+} from "../core/errors.js";
+export type { PlaceholderReason } from "../core/locales.js";
+export type { PlaceholderContext, PlaceholderFunction } from "../core/placeholder.js";
+export type { MisplacedPolicy, OrphanPolicy } from "../core/policy.js";
+export type { RepairKind, ToolCallRepair } from "../core/repair.js";
+export {
+  ASSIGNED_ID_PREFIX,
+  SYNTHETIC_MARKER,
+  SYNTHETIC_REASON_KEY,
+  UNKNOWN_TOOL_NAME,
+} from "../core/repair.js";
+export type { ModelToolMessage, ModelToolResultPlaceholder } from "./ai-sdk.js";
+export { AI_SDK_MARKER_KEY, repairModelMessages } from "./ai-sdk.js";
+export type { AnthropicToolResultBlock, AnthropicUserMessage } from "./anthropic.js";
+export { repairAnthropicMessages } from "./anthropic.js";
+export type {
+  FormatCall,
+  FormatRepairContext,
+  FormatRepairResult,
+  MessageFormat,
+  MessagePart,
+  PlaceholderResult,
+  RepairedItem,
+  WrittenMessage,
+} from "./format.js";
+export { repairInFormat } from "./format.js";
+export type { OpenAIChatToolMessage } from "./openai-chat.js";
+export { repairOpenAIChatMessages } from "./openai-chat.js";

@@ -61,6 +61,8 @@ export function createProgress(
       stopped = true;
       // The last frame stays: how far it got, and how many threads.
       bar.update(Math.min(bytes, size), { threads });
+      // A redraw writes out the lines logged since the last one, which stopping alone would drop.
+      bars.update();
       bars.stop();
     },
   };

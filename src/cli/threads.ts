@@ -1,19 +1,18 @@
 /**
  * Threads out of a JSON stream: a JSON array of threads, JSONL (a thread a line), or one thread
  * given as a JSON array of messages. A thread is an array of messages, or an object whose
- * `messages` is one (its `thread_id` or `id` names it in the report).
+ * `messages` is one (its `thread_id` or `id` names it in the report). What is not a thread is
+ * reported with its line, and the threads after it are still read.
  */
-import { type JsonEvent, JsonStreamError } from "./json-stream.js";
+import type { JsonEvent } from "./json-stream.js";
 
 /** One thread read from the input. */
 export interface InputThread {
   readonly kind: "thread";
-  /** 0-based position in the input. */
+  /** 0-based position among the threads read. */
   readonly index: number;
   /** The line it starts on. */
   readonly line: number;
-  /** Characters of input read once it was complete. */
-  readonly end: number;
   readonly id: string | undefined;
   readonly messages: readonly unknown[];
   /** The thread as it was given, for writing it back with other messages. */
@@ -22,25 +21,23 @@ export interface InputThread {
   readonly inArray: boolean;
 }
 
-/** Where a top-level array of threads starts and ends, for a writer that keeps the layout. */
+/** Input that could not be read as a thread: bad JSON, or a value of another shape. */
+export interface InputError {
+  readonly kind: "error";
+  /** The line (1-based) it is on. */
+  readonly line: number;
+  readonly message: string;
+}
+
+/**
+ * What the input holds, in order: threads, the input's errors, and where a top-level array of
+ * threads starts and ends, for a writer that keeps the layout.
+ */
 export type InputItem =
   | InputThread
+  | InputError
   | { readonly kind: "array-start" }
   | { readonly kind: "array-end" };
-
-function parse(text: string, line: number): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // Node names the position in the value's text; the line is counted from where it starts.
-    const position = /position (\d+)/.exec(message)?.[1];
-    const offset =
-      position === undefined ? 0 : (text.slice(0, Number(position)).match(/\n/g)?.length ?? 0);
-    // The position is within the value, not the file: the line says where.
-    throw new JsonStreamError(message.replace(/ at position \d+.*$/s, ""), line + offset);
-  }
-}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -57,67 +54,92 @@ function threadIdOf(value: unknown): string | undefined {
   return typeof id === "string" || typeof id === "number" ? String(id) : undefined;
 }
 
+const NOT_A_THREAD =
+  "Expected a thread: an array of messages, or an object with a `messages` array";
+
+/** Why a value is not a thread, or `undefined` when it is one. */
+function threadProblemOf(value: unknown): string | undefined {
+  if (!isThreadLike(value)) return NOT_A_THREAD;
+  const messages = Array.isArray(value) ? value : (value as { messages: unknown[] }).messages;
+  const badMessage = messages.findIndex((message) => !isObject(message));
+  return badMessage === -1 ? undefined : `Message ${badMessage} of the thread is not a JSON object`;
+}
+
 /**
- * Reads threads from JSON events.
- *
- * @throws {JsonStreamError} on bad JSON, or a value that is no thread, with its line
+ * Reads threads from JSON events. Bad JSON and values that are not threads come out as
+ * {@link InputError}s, at most one a line, and reading goes on as far as the events do.
  */
 export async function* readThreads(events: AsyncIterable<JsonEvent>): AsyncGenerator<InputItem> {
   let index = 0;
   /** Inside a top-level array: whether its elements are threads or the messages of one. */
   let array:
-    | { line: number; mode: "threads" | "messages" | undefined; messages: unknown[] }
+    | {
+        line: number;
+        mode: "threads" | "messages" | undefined;
+        messages: unknown[];
+        /** A message of the thread was bad: the thread is reported, not read. */
+        broken: boolean;
+      }
     | undefined;
-  const thread = (value: unknown, line: number, end: number, inArray: boolean): InputThread => {
-    if (!isThreadLike(value)) {
-      throw new JsonStreamError(
-        "Expected a thread: an array of messages, or an object with a `messages` array",
-        line,
-      );
-    }
-    const messages = Array.isArray(value) ? value : (value as { messages: unknown[] }).messages;
-    const badMessage = messages.findIndex((message) => !isObject(message));
-    if (badMessage !== -1) {
-      throw new JsonStreamError(`Message ${badMessage} of the thread is not a JSON object`, line);
-    }
-    return {
-      kind: "thread",
-      index: index++,
-      line,
-      end,
-      id: threadIdOf(value),
-      messages,
-      container: value as unknown[] | Record<string, unknown>,
-      inArray,
-    };
+  let lastErrorLine: number | undefined;
+  const error = (line: number, message: string): InputError[] => {
+    if (line === lastErrorLine) return [];
+    lastErrorLine = line;
+    return [{ kind: "error", line, message }];
   };
+  const thread = (value: unknown, line: number, inArray: boolean): InputThread => ({
+    kind: "thread",
+    index: index++,
+    line,
+    id: threadIdOf(value),
+    messages: Array.isArray(value) ? value : (value as { messages: unknown[] }).messages,
+    container: value as unknown[] | Record<string, unknown>,
+    inArray,
+  });
   for await (const event of events) {
     switch (event.kind) {
-      case "value":
-        yield thread(parse(event.text, event.line), event.line, event.end, false);
+      case "error":
+        // A top-level array open on a broken line never closes: what it held is dropped.
+        array = undefined;
+        yield* error(event.line, event.message);
         break;
+      case "value": {
+        const problem = threadProblemOf(event.value);
+        if (problem === undefined) yield thread(event.value, event.line, false);
+        else yield* error(event.line, problem);
+        break;
+      }
       case "open":
-        array = { line: event.line, mode: undefined, messages: [] };
+        array = { line: event.line, mode: undefined, messages: [], broken: false };
         break;
       case "element": {
-        if (array === undefined) break;
-        const value = parse(event.text, event.line);
+        if (array === undefined || array.broken) break;
+        const value = event.value;
         if (array.mode === undefined) {
           array.mode = isThreadLike(value) ? "threads" : "messages";
           if (array.mode === "threads") yield { kind: "array-start" };
         }
-        if (array.mode === "threads") yield thread(value, event.line, event.end, true);
-        else if (isThreadLike(value)) {
-          throw new JsonStreamError(
-            "Expected a message like the ones before it, found a thread",
+        if (array.mode === "threads") {
+          const problem = threadProblemOf(value);
+          if (problem === undefined) yield thread(value, event.line, true);
+          else yield* error(event.line, problem);
+        } else if (isThreadLike(value)) {
+          array.broken = true;
+          yield* error(event.line, "Expected a message like the ones before it, found a thread");
+        } else if (!isObject(value)) {
+          array.broken = true;
+          yield* error(
             event.line,
+            `Message ${array.messages.length} of the thread is not a JSON object`,
           );
         } else array.messages.push(value);
         break;
       }
       case "close":
         if (array?.mode === "threads") yield { kind: "array-end" };
-        else if (array !== undefined) yield thread(array.messages, array.line, event.end, false);
+        else if (array !== undefined && !array.broken) {
+          yield thread(array.messages, array.line, false);
+        }
         array = undefined;
         break;
     }

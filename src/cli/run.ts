@@ -557,12 +557,7 @@ function summaryLine(summary: Summary): string {
     .map((format) => `${summary.formats[format]} ${format}`)
     .join(", ");
   const read = `Audited ${summary.threads} thread(s), ${summary.messages} message(s)${formats === "" ? "" : ` (${formats})`}`;
-  const fixed =
-    summary.remaining === undefined || summary.threadsWithProblems === 0
-      ? ""
-      : total(summary.remaining) === 0
-        ? "; all fixed"
-        : `; left after fixing: ${describeProblems(summary.remaining)}`;
+  const fixed = fixedPart(summary);
   const found =
     summary.threadsWithProblems === 0
       ? "no problems found."
@@ -575,4 +570,13 @@ function summaryLine(summary: Summary): string {
         ? ` Threads written to ${summary.out}.`
         : ` Threads not written to ${summary.out}.`;
   return `${read}: ${found}${errors}${out}`;
+}
+
+/** What `--fix` did to the problems found: "all fixed" only once the output is written. */
+function fixedPart(summary: Summary): string {
+  if (summary.remaining === undefined || summary.threadsWithProblems === 0) return "";
+  if (total(summary.remaining) > 0) {
+    return `; left after fixing: ${describeProblems(summary.remaining)}`;
+  }
+  return summary.written === true ? "; all fixed" : "";
 }

@@ -327,6 +327,7 @@ describe("audit --fix: the exit code follows eslint --fix", () => {
     expect(run.stdout).toMatch(
       / 1 error\(s\), on standard error\. Threads not written to .*never\.jsonl\.\n$/,
     );
+    expect(run.stdout).not.toContain("all fixed");
     await expect(readFile(out)).rejects.toThrow(/ENOENT/);
     await expect(readdir(scratch)).resolves.not.toContainEqual(expect.stringMatching(/\.tmp$/));
   });

@@ -1,0 +1,526 @@
+/**
+ * The package as a user meets it: packed with `npm pack`, installed from the tarball in fresh apps
+ * with only the peers the README names, and used the ways the README says it can be used: the
+ * `createAgent` snippet from an ES module, `require()` from CommonJS, TypeScript under `nodenext`,
+ * `bundler` and `node10`, and `tool-call-resilience/formats` in an app without LangChain. Then
+ * `publint` and `@arethetypeswrong/cli` read the tarball.
+ *
+ * It needs the npm registry (the apps install their peers from it), so it is not part of
+ * `npm test`: `npm run test:package` runs it, on whichever Node.js runs npm.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PLACEHOLDER_CATALOG } from "../../src/index.js";
+import {
+  COMPLETION_TEXT,
+  type StrictProviderServer,
+  startStrictProviderServer,
+} from "../helpers/strict-provider-server.js";
+
+const execFileAsync = promisify(execFile);
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const INSTALL_TIMEOUT_MS = 300_000;
+
+/** The Node.js major version the apps run on: the one running these tests. */
+const nodeMajor = Number(process.versions.node.split(".")[0]);
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a command, and returns its exit code and output instead of throwing on a failure. */
+async function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<Run> {
+  try {
+    const { stdout, stderr } = await execFileAsync(command, args, {
+      cwd,
+      env: { ...process.env, ...env },
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: INSTALL_TIMEOUT_MS,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    return {
+      code: typeof failed.code === "number" ? failed.code : 1,
+      stdout: failed.stdout ?? "",
+      stderr: failed.stderr ?? String(error),
+    };
+  }
+}
+
+/** `node` with the same binary that runs the tests. */
+function node(args: readonly string[], cwd: string, env?: Record<string, string>): Promise<Run> {
+  return run(process.execPath, args, cwd, env);
+}
+
+/** The version of a package this repository was tested with, from its own install. */
+function testedVersion(name: string): string {
+  const manifest = JSON.parse(
+    readFileSync(join(root, "node_modules", name, "package.json"), "utf8"),
+  ) as { version: string };
+  return manifest.version;
+}
+
+/**
+ * `@langchain/openai` for the README's `"openai:gpt-4.1"`: the version tested here on Node 22 and
+ * later, and on Node 20 the last release that supports it, as the README says (1.5.9 and later,
+ * and `openai` 7, want Node 22).
+ */
+function langChainOpenAISpec(): string {
+  return nodeMajor >= 22
+    ? `@langchain/openai@${testedVersion("@langchain/openai")}`
+    : "@langchain/openai@1.5.8";
+}
+
+/** Makes an app folder with a package.json, and installs `packages` in it. */
+async function createApp(
+  name: string,
+  packages: readonly string[],
+): Promise<{ readonly dir: string; readonly install: Run }> {
+  const dir = join(workspace, name);
+  mkdirSync(dir);
+  writeFileSync(
+    join(dir, "package.json"),
+    `${JSON.stringify({ name, version: "1.0.0", private: true, type: "module" }, null, 2)}\n`,
+  );
+  const install = await run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", ...packages],
+    dir,
+  );
+  if (install.code !== 0) {
+    throw new Error(`npm install failed in ${name}:\n${install.stdout}\n${install.stderr}`);
+  }
+  return { dir, install };
+}
+
+let workspace: string;
+let tarball: string;
+let tarballFiles: string[];
+let langChainApp: { readonly dir: string; readonly install: Run };
+let formatsApp: { readonly dir: string; readonly install: Run };
+
+/** A `node_modules` above the apps would lend them packages they did not install. */
+function ancestorNodeModules(dir: string): string | undefined {
+  for (let current = dirname(dir); ; current = dirname(current)) {
+    const candidate = join(current, "node_modules");
+    if (existsSync(candidate)) return candidate;
+    if (dirname(current) === current) return undefined;
+  }
+}
+
+beforeAll(async () => {
+  workspace = mkdtempSync(join(tmpdir(), "tcr-consumer-"));
+  const borrowed = ancestorNodeModules(workspace);
+  if (borrowed !== undefined) {
+    throw new Error(
+      `${borrowed} is above the test apps, so they would not be fresh installs: set TMPDIR to a folder without one above it`,
+    );
+  }
+  // `prepack` builds, so this is what `npm publish` would upload from this tree.
+  const packed = await run("npm", ["pack", "--json", "--pack-destination", workspace], root);
+  if (packed.code !== 0) throw new Error(`npm pack failed:\n${packed.stdout}\n${packed.stderr}`);
+  const report = JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  const [entry] = report;
+  if (entry === undefined) throw new Error("npm pack reported no package");
+  tarball = join(workspace, entry.filename);
+  tarballFiles = entry.files.map((file) => file.path);
+
+  const typescript = `typescript@${testedVersion("typescript")}`;
+  const api = `@opentelemetry/api@${testedVersion("@opentelemetry/api")}`;
+  [langChainApp, formatsApp] = await Promise.all([
+    // The README's install line, the provider package for its snippet, the setup entry's
+    // optional peers, and TypeScript.
+    createApp("langchain-app", [
+      tarball,
+      `@langchain/core@${testedVersion("@langchain/core")}`,
+      `langchain@${testedVersion("langchain")}`,
+      api,
+      langChainOpenAISpec(),
+      `@opentelemetry/sdk-node@${testedVersion("@opentelemetry/sdk-node")}`,
+      `@opentelemetry/exporter-prometheus@${testedVersion("@opentelemetry/exporter-prometheus")}`,
+      typescript,
+    ]),
+    // An app on a provider's own SDK: no LangChain, only the API package.
+    createApp("formats-app", [tarball, api, typescript]),
+  ]);
+}, 2 * INSTALL_TIMEOUT_MS);
+
+afterAll(() => {
+  if (workspace !== undefined) rmSync(workspace, { recursive: true, force: true });
+});
+
+describe("the packed tarball", () => {
+  it("ships the monitoring bundle a user points Grafana and Prometheus at", () => {
+    for (const path of [
+      "dashboards/README.md",
+      "dashboards/runbook.md",
+      "dashboards/grafana/tool-call-resilience-overview.json",
+      "dashboards/grafana/tool-call-resilience-threads.json",
+      "dashboards/grafana/provisioning/dashboards/tool-call-resilience.yml",
+      "dashboards/grafana/provisioning/alerting/tool-call-resilience.yml",
+      "dashboards/prometheus/recording-rules.yml",
+      "dashboards/prometheus/alerts.yml",
+      "dashboards/prometheus/rules.test.yml",
+    ]) {
+      expect(tarballFiles).toContain(path);
+    }
+    // The generator is TypeScript for this repository's build, not for users.
+    expect(tarballFiles.filter((path) => path.startsWith("dashboards/generator"))).toEqual([]);
+  });
+
+  it("ships the docs the README links to; the examples stay in the repository", () => {
+    expect(tarballFiles).toEqual(
+      expect.arrayContaining(["README.md", "docs/telemetry.md", "ARCHITECTURE.md", "LICENSE"]),
+    );
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const relativeLinks = [...readme.matchAll(/\]\(((?!https?:|#)[^)#\s]+)(?:#[^)]*)?\)/g)].map(
+      (match) => (match[1] as string).replace(/\/$/, ""),
+    );
+    expect(relativeLinks.length).toBeGreaterThan(0);
+    for (const link of relativeLinks) {
+      // The registry's page links these into the repository (package.json `repository`).
+      expect(existsSync(join(root, link)), `${link}, linked from the README`).toBe(true);
+      if (link.startsWith("examples/")) continue;
+      const shipped = tarballFiles.some((path) => path === link || path.startsWith(`${link}/`));
+      expect(shipped, `${link}, linked from the README, in the package`).toBe(true);
+    }
+  });
+
+  it("holds the compiled entry points with their types, and no source maps", () => {
+    for (const entry of ["dist/index", "dist/setup/index", "dist/formats/index"]) {
+      expect(tarballFiles).toContain(`${entry}.js`);
+      expect(tarballFiles).toContain(`${entry}.d.ts`);
+    }
+    expect(tarballFiles.filter((path) => path.endsWith(".map"))).toEqual([]);
+    expect(tarballFiles.filter((path) => /^(src|test|bench|demo)\//.test(path))).toEqual([]);
+  });
+
+  it("passes publint with no errors, warnings or suggestions", async () => {
+    const publint = await run(join(root, "node_modules/.bin/publint"), ["run", tarball], root);
+    expect(publint.stderr).toBe("");
+    expect(publint.code, publint.stdout).toBe(0);
+    expect(publint.stdout).not.toMatch(/Errors:|Warnings:|Suggestions:/);
+  });
+
+  it("passes @arethetypeswrong/cli for every entry point and resolution mode", async () => {
+    // The `esm-only` profile sets aside one rule, CJSResolvesToESM ("a require call resolved to
+    // an ESM file"): it predates `require()` of ES modules, which every Node.js version this
+    // package supports has, and which the CommonJS test below does for real.
+    const attw = await run(
+      join(root, "node_modules/.bin/attw"),
+      ["--format", "json", "--profile", "esm-only", tarball],
+      root,
+    );
+    expect(attw.code, attw.stdout).toBe(0);
+    const result = JSON.parse(attw.stdout) as { analysis: { problems: Array<{ kind: string }> } };
+    expect(
+      result.analysis.problems.filter((problem) => problem.kind !== "CJSResolvesToESM"),
+    ).toEqual([]);
+  });
+});
+
+describe("installed in an app with the peers the README names", () => {
+  let server: StrictProviderServer;
+
+  beforeAll(async () => {
+    server = await startStrictProviderServer();
+  });
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it(`installs without an engine warning on Node.js ${nodeMajor}`, () => {
+    const output = `${langChainApp.install.stdout}\n${langChainApp.install.stderr}`;
+    expect(output).not.toContain("EBADENGINE");
+    expect(`${formatsApp.install.stdout}\n${formatsApp.install.stderr}`).not.toContain(
+      "EBADENGINE",
+    );
+  });
+
+  it("puts the monitoring bundle where the README says", () => {
+    const readme = readFileSync(
+      join(langChainApp.dir, "node_modules/tool-call-resilience/README.md"),
+      "utf8",
+    );
+    const paths = [
+      ...readme.matchAll(/node_modules\/tool-call-resilience\/([\w./-]+\.(?:yml|json|md))/g),
+    ].map((match) => match[1] as string);
+    expect(paths.length).toBeGreaterThan(0);
+    for (const path of paths) {
+      expect(
+        existsSync(join(langChainApp.dir, "node_modules/tool-call-resilience", path)),
+        path,
+      ).toBe(true);
+    }
+  });
+
+  it("runs the README's createAgent snippet from an ES module: the interrupted call is answered", async () => {
+    const readme = readFileSync(
+      join(langChainApp.dir, "node_modules/tool-call-resilience/README.md"),
+      "utf8",
+    );
+    const snippet = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(snippet, "the README's first TypeScript block").toContain(
+      "danglingToolCallMiddleware()",
+    );
+    // The tools the snippet names, and a thread whose `deploy` call never gets a result: an
+    // approval (`interrupt()`) nobody answers. Then the user writes again on the same thread.
+    const script = `
+import { interrupt } from "@langchain/langgraph";
+import { tool } from "langchain";
+
+const search = tool(async ({ query }) => \`Results for \${query}\`, {
+  name: "search",
+  description: "Searches the docs.",
+  schema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
+});
+const deploy = tool(
+  async ({ service }) => (interrupt({ question: \`Deploy \${service}?\` }) ? "deployed" : "cancelled"),
+  {
+    name: "deploy",
+    description: "Deploys a service once a human approves.",
+    schema: { type: "object", properties: { service: { type: "string" } }, required: ["service"] },
+  },
+);
+
+${snippet}
+
+const config = { configurable: { thread_id: "support-1" } };
+await agent.invoke({ messages: [{ role: "user", content: "Deploy billing, please." }] }, config);
+const result = await agent.invoke(
+  { messages: [{ role: "user", content: "Never mind. What happened?" }] },
+  config,
+);
+console.log("answer:", result.messages.at(-1).text);
+`;
+    writeFileSync(join(langChainApp.dir, "snippet.mjs"), script);
+    server.script("openai", {
+      calls: [{ id: "call_deploy_1", name: "deploy", args: { service: "billing" } }],
+    });
+    const before = server.received.length;
+    const ran = await node(["snippet.mjs"], langChainApp.dir, {
+      OPENAI_API_KEY: "test",
+      OPENAI_BASE_URL: server.openAIBaseURL,
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`answer: ${COMPLETION_TEXT}`);
+    expect(ran.stderr).toContain("Injecting 1 placeholder ToolMessage(s) for dangling tool calls");
+    // The provider accepted the second turn: the placeholder right after the call it answers.
+    const requests = server.received.slice(before);
+    expect(requests.map((request) => request.status)).toEqual([200, 200]);
+    const messages = requests[1]?.body.messages as Array<Record<string, unknown>>;
+    const call = messages.findIndex((message) => Array.isArray(message.tool_calls));
+    expect(messages[call + 1]).toMatchObject({
+      role: "tool",
+      tool_call_id: "call_deploy_1",
+      content: PLACEHOLDER_CATALOG.en.interrupted,
+    });
+  });
+
+  it("is require()d from CommonJS: the main entry, /setup and /formats", async () => {
+    writeFileSync(
+      join(langChainApp.dir, "check.cjs"),
+      `const main = require("tool-call-resilience");
+const setup = require("tool-call-resilience/setup");
+const formats = require("tool-call-resilience/formats");
+console.log(JSON.stringify({
+  middleware: typeof main.danglingToolCallMiddleware,
+  wrapper: typeof main.withToolCallRepair,
+  startTelemetry: typeof setup.startTelemetry,
+  openAI: typeof formats.repairOpenAIChatMessages,
+  sameEngine: main.repairOpenAIChatMessages === formats.repairOpenAIChatMessages,
+}));
+`,
+    );
+    const ran = await node(["check.cjs"], langChainApp.dir);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toEqual({
+      middleware: "function",
+      wrapper: "function",
+      startTelemetry: "function",
+      openAI: "function",
+      sameEngine: true,
+    });
+  });
+
+  it("runs its command line from the app", async () => {
+    const ran = await run(
+      join(langChainApp.dir, "node_modules/.bin/tool-call-resilience"),
+      ["--version"],
+      langChainApp.dir,
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version,
+    );
+  });
+
+  it.each([
+    ["nodenext", { module: "nodenext", moduleResolution: "nodenext" }, "ts"],
+    ["bundler", { module: "preserve", moduleResolution: "bundler" }, "ts"],
+    ["node10", { module: "commonjs", moduleResolution: "node10" }, "cts"],
+  ] as const)(
+    "compiles against the public types under moduleResolution %s",
+    async (label, options, extension) => {
+      const file = `types-${label}.${extension}`;
+      writeFileSync(
+        join(langChainApp.dir, file),
+        `import { danglingToolCallMiddleware, type ToolCallRepairOptions, withToolCallRepair } from "tool-call-resilience";
+import { repairOpenAIChatMessages, type FormatRepairResult } from "tool-call-resilience/formats";
+import { startTelemetry } from "tool-call-resilience/setup";
+
+const options: ToolCallRepairOptions = { locale: "de", threadMetrics: false };
+export const middleware = danglingToolCallMiddleware({ ...options, persist: true });
+export const wrap = withToolCallRepair;
+export const repaired: FormatRepairResult<unknown> = repairOpenAIChatMessages([], options, { model: "gpt-4.1" });
+export const telemetry: typeof startTelemetry = startTelemetry;
+// @ts-expect-error: not an option
+danglingToolCallMiddleware({ notAnOption: true });
+`,
+      );
+      writeFileSync(
+        join(langChainApp.dir, `tsconfig.${label}.json`),
+        JSON.stringify({
+          compilerOptions: {
+            ...options,
+            target: "es2022",
+            strict: true,
+            noEmit: true,
+            skipLibCheck: true,
+            types: [],
+          },
+          files: [file],
+        }),
+      );
+      const tsc = await node(
+        ["node_modules/typescript/bin/tsc", "-p", `tsconfig.${label}.json`],
+        langChainApp.dir,
+      );
+      expect(tsc.stdout + tsc.stderr).toBe("");
+      expect(tsc.code).toBe(0);
+    },
+  );
+});
+
+describe("tool-call-resilience/formats, in an app without LangChain", () => {
+  it("installs no LangChain", () => {
+    for (const name of ["@langchain/core", "langchain", "@langchain/langgraph"]) {
+      expect(existsSync(join(formatsApp.dir, "node_modules", name)), name).toBe(false);
+    }
+  });
+
+  it("repairs OpenAI, Anthropic and AI SDK histories from an ES module and from CommonJS", async () => {
+    const body = (load: string) => `${load}
+const openAI = repairOpenAIChatMessages([
+  { role: "user", content: "Find flights" },
+  { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "search", arguments: "{}" } }] },
+  { role: "user", content: "Never mind" },
+], { logger: false }).messages;
+const anthropic = repairAnthropicMessages([
+  { role: "user", content: "Find flights" },
+  { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "search", input: {} }] },
+  { role: "user", content: "Never mind" },
+], { logger: false }).messages;
+const aiSdk = repairModelMessages([
+  { role: "user", content: "Find flights" },
+  { role: "assistant", content: [{ type: "tool-call", toolCallId: "tc_1", toolName: "search", input: {} }] },
+  { role: "user", content: "Never mind" },
+], { logger: false }).messages;
+console.log(JSON.stringify({ openAI: openAI[2], anthropic: anthropic[2], aiSdk: aiSdk[2] }));
+`;
+    writeFileSync(
+      join(formatsApp.dir, "repair.mjs"),
+      body(
+        'import { repairAnthropicMessages, repairModelMessages, repairOpenAIChatMessages } from "tool-call-resilience/formats";',
+      ),
+    );
+    writeFileSync(
+      join(formatsApp.dir, "repair.cjs"),
+      body(
+        'const { repairAnthropicMessages, repairModelMessages, repairOpenAIChatMessages } = require("tool-call-resilience/formats");',
+      ),
+    );
+    const placeholder = PLACEHOLDER_CATALOG.en.interrupted;
+    for (const file of ["repair.mjs", "repair.cjs"]) {
+      const ran = await node([file], formatsApp.dir);
+      expect(ran.code, ran.stderr).toBe(0);
+      const { openAI, anthropic, aiSdk } = JSON.parse(ran.stdout) as Record<string, unknown>;
+      expect(openAI).toEqual({ role: "tool", tool_call_id: "call_1", content: placeholder });
+      expect(anthropic).toMatchObject({
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_1", content: placeholder, is_error: true },
+        ],
+      });
+      expect(aiSdk).toMatchObject({
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "tc_1",
+            toolName: "search",
+            output: { type: "error-text", value: placeholder },
+          },
+        ],
+      });
+    }
+  });
+
+  it("compiles under nodenext with every declaration file checked", async () => {
+    writeFileSync(
+      join(formatsApp.dir, "check.ts"),
+      `import { type FormatRepairResult, repairOpenAIChatMessages, type ToolCallRepairOptions } from "tool-call-resilience/formats";
+
+const options: ToolCallRepairOptions = { logger: false };
+export const result: FormatRepairResult<unknown> = repairOpenAIChatMessages([], options);
+`,
+    );
+    writeFileSync(
+      join(formatsApp.dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: [],
+        },
+        files: ["check.ts"],
+      }),
+    );
+    const tsc = await node(
+      ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"],
+      formatsApp.dir,
+    );
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.code).toBe(0);
+  });
+
+  it("names the missing peer when the main entry is imported without LangChain", async () => {
+    const ran = await node(
+      ["--input-type=module", "-e", 'await import("tool-call-resilience")'],
+      formatsApp.dir,
+    );
+    expect(ran.code).not.toBe(0);
+    expect(ran.stderr).toMatch(/Cannot find (package|module) '@langchain\//);
+  });
+});

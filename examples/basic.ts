@@ -46,7 +46,7 @@ const agent = createAgent({
   // The default logger is console.warn; this one keeps the example's output in one stream.
   middleware: [
     danglingToolCallMiddleware({
-      logger: { warn: (message) => console.log(`[tool-call-resilience] ${message}`) },
+      logger: { warn: (message) => console.log(message) },
     }),
   ],
 });

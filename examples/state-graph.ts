@@ -49,7 +49,7 @@ const scripted = fakeModel()
 
 // The one line this example is about. Use your own model here: new ChatOpenAI(...), and so on.
 const model = withToolCallRepair(scripted, {
-  logger: { warn: (message) => console.log(`[tool-call-resilience] ${message}`) },
+  logger: { warn: (message) => console.log(message) },
 }).bindTools([deploy]);
 
 const graph = new StateGraph(MessagesAnnotation)

@@ -57,7 +57,10 @@ export const middlewareOptionNames: readonly string[] = [...toolCallRepairOption
 /** The wrapped models the double attachment was logged for. */
 const warnedOfModel = new WeakSet<object>();
 
-/** Logged once per wrapped model given to an agent that also has the middleware. */
+/**
+ * Logged at `warn` once per wrapped model given to an agent that also has the middleware; like
+ * every line of the library, the logger gets it after the `[tool-call-resilience] ` prefix.
+ */
 export const DOUBLE_ATTACHMENT_WARNING =
   "The agent's model is wrapped with withToolCallRepair and the agent also has danglingToolCallMiddleware: " +
   "the middleware calls the model behind the wrapper, so each request is repaired and counted once. " +
@@ -85,7 +88,8 @@ const persistedContextSchema = z.object({ locale: z.unknown().optional() });
  * @param options.markSynthetic - mark inserted messages (default `true`)
  * @param options.orphans - `"drop"` (default) or `"keep"`
  * @param options.misplaced - `"regroup"` (default) or `"keep"`
- * @param options.logger - where warnings go (default `console`); `false` silences them
+ * @param options.logger - where log lines go (default `console`, repeated repairs only with
+ *   `NODE_DEBUG=tool-call-resilience`); `false` silences them
  * @param options.persist - also write the repair to the thread's state (default `false`)
  * @throws {ToolCallResilienceOptionsError} when an option is invalid; the message names it.
  *

@@ -7,6 +7,9 @@ import { PLACEHOLDER_CATALOG } from "../src/index.js";
 import { freePort } from "./helpers/prometheus.js";
 
 const run = promisify(execFile);
+/** The warning the examples' loggers print, as the library writes it: prefixed once. */
+const WARNING =
+  "[tool-call-resilience] Injecting 1 placeholder ToolMessage(s) for dangling tool calls";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
 
@@ -26,7 +29,8 @@ describe("examples", () => {
     expect(received).toMatch(
       /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+human\s+Never mind/,
     );
-    expect(output).toContain("Injecting 1 placeholder ToolMessage(s) for dangling tool calls");
+    expect(output).toContain(WARNING);
+    expect(output).not.toContain("[tool-call-resilience] [tool-call-resilience]");
     expect(output).toContain("The model answered: The deploy never finished");
   });
 
@@ -64,6 +68,8 @@ describe("examples", () => {
       expect(received).toMatch(
         /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+human\s+Never mind/,
       );
+      expect(output).toContain(WARNING);
+      expect(output).not.toContain("[tool-call-resilience] [tool-call-resilience]");
       expect(output).toContain("The model answered: The deploy never finished");
     });
   }

@@ -32,7 +32,8 @@ import {
 import { aiCalls, human, shapeOf } from "./helpers/history.js";
 
 const ENGLISH_PLACEHOLDER = "[Tool call was interrupted and did not return a result.]";
-const WARNING_PREFIX = "Injecting 1 placeholder ToolMessage(s) for dangling tool calls";
+const WARNING_PREFIX =
+  "[tool-call-resilience] Injecting 1 placeholder ToolMessage(s) for dangling tool calls";
 
 const SEARCH_CALL = { id: "call_search", name: "search", args: { query: "weather" } };
 const ASK_CALL = { id: "call_ask", name: "ask_user", args: { question: "Which city?" } };
@@ -42,6 +43,7 @@ function spyLogger() {
   return {
     warn: vi.fn<RepairLogger["warn"]>(),
     error: vi.fn<NonNullable<RepairLogger["error"]>>(),
+    debug: vi.fn<NonNullable<RepairLogger["debug"]>>(),
   };
 }
 
@@ -350,7 +352,7 @@ describe("persist: true", () => {
 });
 
 describe("logging", () => {
-  it("warns once per repaired model call, with the thread and the repairs", async () => {
+  it("warns once for a call repaired on both model calls of a run, with the thread and the repairs", async () => {
     const logger = spyLogger();
     const model = scriptedModel(aiToolCall("a1", SEARCH_CALL), aiAnswer("a2", "Sunny."));
     const agent = agentWith({
@@ -366,8 +368,10 @@ describe("logging", () => {
     );
 
     expect(model.callCount).toBe(2);
-    expect(logger.warn).toHaveBeenCalledTimes(2);
-    for (const [message, details] of logger.warn.mock.calls) {
+    // The second model call repairs the same dangling call: a repeat, at debug.
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.debug).toHaveBeenCalledTimes(1);
+    for (const [message, details] of [...logger.warn.mock.calls, ...logger.debug.mock.calls]) {
       expect(message.startsWith(WARNING_PREFIX)).toBe(true);
       expect(details).toMatchObject({
         threadId: "logged",
@@ -548,7 +552,7 @@ describe("fail-open", () => {
     expect(repairs).toHaveLength(1);
     expect(repairs[0]?.placeholderError).toBe(failure);
     expect(logger.warn.mock.calls[1]).toEqual([
-      "Placeholder function failed; using the catalog text",
+      "[tool-call-resilience] Placeholder function failed; using the catalog text",
       { threadId: "fail-open", toolCallId: "call_1", error: failure },
     ]);
   });
@@ -574,7 +578,9 @@ describe("fail-open", () => {
     expectPlaceholder(receivedBy(model, 0)[2], { id: "call_1", name: "search" });
     const messages = logger.warn.mock.calls.map(([message]) => message);
     expect(messages).toHaveLength(2);
-    expect(messages[0]).toBe("Locale resolver failed; using English placeholder text");
+    expect(messages[0]).toBe(
+      "[tool-call-resilience] Locale resolver failed; using English placeholder text",
+    );
     expect(messages[1]?.startsWith(WARNING_PREFIX)).toBe(true);
   });
 

@@ -136,7 +136,7 @@ describe("logging", () => {
     expect(warn).toHaveBeenCalledTimes(1);
     const [message, details] = warn.mock.calls[0] ?? [];
     expect(message).toBe(
-      "Injecting 2 placeholder ToolMessage(s) for dangling tool calls; moved 1 misplaced tool result(s); dropped 1 orphan tool result(s)",
+      "[tool-call-resilience] Injecting 2 placeholder ToolMessage(s) for dangling tool calls; moved 1 misplaced tool result(s); dropped 1 orphan tool result(s)",
     );
     expect(details.threadId).toBe("t-9");
     expect(details.repairs).toHaveLength(4);
@@ -155,7 +155,9 @@ describe("logging", () => {
       const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
       hook(requestWith(dangling()), () => answer);
       expect(spy).toHaveBeenCalledTimes(1);
-      expect(spy.mock.calls[0]?.[0]).toMatch(/^Injecting 1 placeholder ToolMessage\(s\)/);
+      expect(spy.mock.calls[0]?.[0]).toMatch(
+        /^\[tool-call-resilience\] Injecting 1 placeholder ToolMessage\(s\)/,
+      );
       spy.mockClear();
       wrap({ logger: false }, requestWith(dangling()), () => answer);
       expect(spy).not.toHaveBeenCalled();

@@ -683,7 +683,7 @@ async function runWorkload(handle: TelemetryHandle): Promise<Workload> {
   }
   let attachmentWarnings = 0;
   const warn = (message: string) => {
-    if (message === DOUBLE_ATTACHMENT_WARNING) attachmentWarnings += 1;
+    if (message === `[tool-call-resilience] ${DOUBLE_ATTACHMENT_WARNING}`) attachmentWarnings += 1;
   };
   const agents = new Map<string, Agent>();
   for (const name of MODELS) {

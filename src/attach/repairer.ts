@@ -24,7 +24,13 @@ import {
 import { describeRepairs } from "../core/summary.js";
 import type { ToolMessageFactory } from "../core/tool-message.js";
 import type { RepairTarget } from "../core/wire.js";
-import { graphRunOf, type HistoryPlace, historyNamespaceOf } from "../telemetry/call-identity.js";
+import {
+  danglingCallKey,
+  graphRunOf,
+  type HistoryPlace,
+  historyNamespaceOf,
+} from "../telemetry/call-identity.js";
+import { CountOnceMemory, sharedCountOnceMemory } from "../telemetry/count-once.js";
 import type { ModelIdentity, ProviderInference } from "../telemetry/model-identity.js";
 import {
   type Inspection,
@@ -41,10 +47,29 @@ import {
 import { DEFAULT_THREAD_SERIES_LIMIT } from "../telemetry/thread-series.js";
 import { repairTargetOf } from "./target.js";
 
-/** Where warnings go: one per repaired model call, and an error when the repair fails open. */
+/**
+ * Where the library's log lines go; every message starts with `[tool-call-resilience] `.
+ *
+ * - `warn`: the repairs of a model call not seen before in its history, and only those (a
+ *   dangling call once, as the counters count it); the attachment given twice; a locale resolver
+ *   or placeholder function that failed.
+ * - `error`: a failure of the library itself, when it fails open; `warn` gets it when `error` is
+ *   missing or throws.
+ * - `debug`: the same repairs seen again on a later model call of a history that is not persisted
+ *   (they repeat on every call until the thread is repaired for good); nowhere when missing.
+ *
+ * @example
+ * ```ts
+ * const logger: RepairLogger = {
+ *   warn: (message, details) => pino.warn(details, message),
+ *   debug: (message, details) => pino.debug(details, message),
+ * };
+ * ```
+ */
 export interface RepairLogger {
   warn(message: string, details?: Record<string, unknown>): void;
   error?(message: string, details?: Record<string, unknown>): void;
+  debug?(message: string, details?: Record<string, unknown>): void;
 }
 
 /** What a locale resolver sees: the model request (or, with `persist`, the state before it). */
@@ -87,7 +112,10 @@ export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale" | "t
    */
   locale?: string | LocaleResolver;
   /**
-   * Where warnings go: one per repaired model call. `false` silences it.
+   * Where log lines go (see {@link RepairLogger}): a warning the first time each repair is seen in
+   * a history, the repeats on later model calls at `debug`, the library's own failures at `error`.
+   * `false` silences it. The default writes to `console.warn` and `console.error`, and the repeats
+   * to `console.debug` only when `NODE_DEBUG` names `tool-call-resilience`.
    * @default console
    */
   logger?: RepairLogger | false;
@@ -129,6 +157,9 @@ export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale" | "t
    * call repaired again on every later model call of its thread is counted once. Unset, every
    * middleware of the process shares one memory of 10,000 per meter provider; a number gives this
    * middleware its own memory of that size; `0` remembers nothing, so every sighting counts.
+   * The logger's memory of the repairs it warned about follows it: unset, one memory of 10,000 per
+   * logger object (the default logger included), shared; a number, one of its own; `0`, a warning
+   * at every sighting.
    * @default 10_000, shared
    */
   countOnceMemory?: number;
@@ -174,12 +205,13 @@ export const toolCallRepairOptionsShape = {
         z.custom<RepairLogger>(
           (value) =>
             hasMethod(value, "warn") &&
-            ["function", "undefined"].includes(typeof (value as RepairLogger).error),
+            ["function", "undefined"].includes(typeof (value as RepairLogger).error) &&
+            ["function", "undefined"].includes(typeof (value as RepairLogger).debug),
         ),
       ],
       {
         error:
-          "expected false or an object with a warn(message, details) method and, optionally, an error(message, details) method",
+          "expected false or an object with a warn(message, details) method and, optionally, error(message, details) and debug(message, details) methods",
       },
     )
     .optional(),
@@ -226,12 +258,82 @@ function hasMethod(value: unknown, name: string): boolean {
 
 const SILENT: RepairLogger = { warn() {} };
 
+/** The section name `NODE_DEBUG` must list for the default logger to print repeated repairs. */
+const DEBUG_SECTION = "tool-call-resilience";
+
+/** The last `NODE_DEBUG` read, and whether it names {@link DEBUG_SECTION}: parsed once per value. */
+let debugSetting: { readonly value: string | undefined; readonly enabled: boolean } = {
+  value: undefined,
+  enabled: false,
+};
+
+/**
+ * Whether `NODE_DEBUG` names the library, read as Node's `util.debuglog` reads it (a comma-separated
+ * list of sections, `*` a wildcard, case ignored). Read at each call rather than once, so that a
+ * process (or a test) may turn it on after the module loaded; `process` may be absent, or guarded,
+ * where the formats entry runs outside Node.
+ */
+function debugEnabled(): boolean {
+  let value: unknown;
+  try {
+    value = globalThis.process?.env?.NODE_DEBUG;
+  } catch {
+    return false;
+  }
+  if (typeof value !== "string") return false;
+  if (value !== debugSetting.value) {
+    const enabled = value.split(",").some((section) => {
+      const pattern = section
+        .trim()
+        .replace(/[|\\{}()[\]^$+?.]/g, "\\$&")
+        .replace(/\*/g, ".*");
+      return pattern !== "" && new RegExp(`^${pattern}$`, "i").test(DEBUG_SECTION);
+    });
+    debugSetting = { value, enabled };
+  }
+  return debugSetting.enabled;
+}
+
+/**
+ * The logger when the `logger` option is not set: warnings and errors to the console, and repeated
+ * repairs to `console.debug` only when `NODE_DEBUG` names `tool-call-resilience`, since a thread
+ * that is not persisted repeats them on every model call. `console` is read at each call, so a
+ * console replaced after the attachment was built is the one written to.
+ *
+ * @example
+ * ```ts
+ * // NODE_DEBUG=tool-call-resilience node app.js  → the repeats are printed too
+ * ```
+ */
+const CONSOLE_LOGGER: RepairLogger = Object.freeze({
+  warn(message: string, details?: Record<string, unknown>) {
+    console.warn(message, details);
+  },
+  error(message: string, details?: Record<string, unknown>) {
+    console.error(message, details);
+  },
+  debug(message: string, details?: Record<string, unknown>) {
+    if (debugEnabled()) console.debug(message, details);
+  },
+});
+
+/**
+ * What every message the library logs starts with, so its lines can be told apart (and grepped
+ * for) in an application's log.
+ */
+const LOG_PREFIX = "[tool-call-resilience] ";
+
+/** What a repeated repair's line adds to the summary, at `debug`. */
+const REPEAT_NOTE = " (again; warned on an earlier model call)";
+
 /** What an attachment needs at call time, built once from validated options. */
 export interface Repairer {
   /** How its own failures are named in the log, e.g. "Tool-call middleware". */
   readonly attachment: string;
   readonly policy: RepairPolicy;
   readonly logger: RepairLogger;
+  /** The repairs the logger was warned about, so that a repeat goes to `debug` instead. */
+  readonly warned: CountOnceMemory;
   readonly locale: string | LocaleResolver | undefined;
   /** The target every request is repaired for, or `"auto"`: read from each request's model. */
   readonly target: RepairTarget | "auto";
@@ -276,26 +378,37 @@ const TARGET_CONTEXTS = Object.fromEntries(
 ) as unknown as Readonly<Record<RepairTarget, RepairContext>>;
 
 /**
- * Writes to the logger, and never lets the logger break the call: a logger that throws, or an
- * async one that rejects, is a telemetry failure, and telemetry failures never block the model
- * call (an unhandled rejection would end a Node process).
+ * Writes to the logger, with {@link LOG_PREFIX} before the message (here alone, so that no line of
+ * any attachment goes without it), and never lets the logger break the call: a logger that throws,
+ * or an async one that rejects, is a telemetry failure, and telemetry failures never block the
+ * model call (an unhandled rejection would end a Node process). `error` falls back to `warn`;
+ * `debug` goes nowhere when the logger has no `debug`, since it only repeats what was warned.
  */
 export function log(
   logger: RepairLogger,
-  level: "warn" | "error",
+  level: "warn" | "error" | "debug",
   message: string,
   details: Record<string, unknown>,
 ): void {
+  const line = LOG_PREFIX + message;
+  if (level === "debug") {
+    try {
+      if (typeof logger.debug === "function") ignoreRejection(logger.debug(line, details));
+    } catch {
+      // A repeat that cannot be written is lost, and nothing else.
+    }
+    return;
+  }
   try {
     if (level === "error" && logger.error !== undefined) {
-      ignoreRejection(logger.error(message, details));
+      ignoreRejection(logger.error(line, details));
       return;
     }
   } catch {
     // Try warn instead.
   }
   try {
-    ignoreRejection(logger.warn(message, details));
+    ignoreRejection(logger.warn(line, details));
   } catch {
     // Nowhere left to report to.
   }
@@ -325,21 +438,74 @@ export function threadIdOf(request: Pick<LocaleRequest, "runtime">): string | un
   }
 }
 
+/**
+ * Logs a model call's repairs once per history, as the counters count a dangling call: a request
+ * of a thread that is not persisted carries the same dangling call on every later model call, and
+ * a warning each time would bury the first. Each repair is remembered by its kind and
+ * {@link danglingCallKey} (its history, the AI message that made the call, or for a dropped orphan
+ * the tool message, and its call id). The warning describes the repairs not seen before, so the
+ * placeholders the warnings announce add up to the dangling calls counted; the repairs seen before
+ * are described at `debug`. A repair with no key (no thread and no message id) warns every time,
+ * as it is counted every time. A placeholder function's failure goes where its repair goes.
+ */
 function reportRepairs(
   repairer: Repairer,
   request: LocaleRequest,
+  history: readonly unknown[],
   repairs: readonly ToolCallRepair[],
 ) {
-  const threadId = threadIdOf(request);
-  const thread = threadId === undefined ? {} : { threadId };
-  log(repairer.logger, "warn", describeRepairs(repairs), { ...thread, repairs });
+  const place = historyPlaceOf(request);
+  const thread = place.threadId === undefined ? {} : { threadId: place.threadId };
+  const fresh: ToolCallRepair[] = [];
+  const repeated: ToolCallRepair[] = [];
+  /** The placeholder functions that failed, each logged where its repair is. */
+  const failures: { readonly repair: ToolCallRepair; readonly level: "warn" | "debug" }[] = [];
   for (const repair of repairs) {
-    if (repair.placeholderError === undefined) continue;
-    log(repairer.logger, "warn", "Placeholder function failed; using the catalog text", {
+    const key = warningKeyOf(place, history, repair);
+    const first = key === undefined || repairer.warned.firstSighting(key);
+    (first ? fresh : repeated).push(repair);
+    if (repair.placeholderError !== undefined) {
+      failures.push({ repair, level: first ? "warn" : "debug" });
+    }
+  }
+  if (fresh.length > 0) {
+    log(repairer.logger, "warn", describeRepairs(fresh), {
+      ...thread,
+      repairs: repeated.length === 0 ? repairs : fresh,
+    });
+  }
+  if (repeated.length > 0) {
+    log(repairer.logger, "debug", describeRepairs(repeated) + REPEAT_NOTE, {
+      ...thread,
+      repairs: repeated,
+    });
+  }
+  for (const { repair, level } of failures) {
+    log(repairer.logger, level, "Placeholder function failed; using the catalog text", {
       ...thread,
       toolCallId: repair.toolCallId,
       error: repair.placeholderError,
     });
+  }
+}
+
+/**
+ * What a repair is remembered by in the logger's memory: its kind, and the count-once key of its
+ * call (for an orphan, which no AI message made, of the tool message dropped). `undefined` when it
+ * cannot be told apart from a repair of another conversation, or the history cannot be read.
+ */
+function warningKeyOf(
+  place: HistoryPlace,
+  history: readonly unknown[],
+  repair: ToolCallRepair,
+): string | undefined {
+  try {
+    const index = repair.callIndex ?? repair.resultIndex;
+    const message = index === undefined ? undefined : history[index];
+    const key = danglingCallKey(place, message, index, repair.toolCallId);
+    return key === undefined ? undefined : `${repair.kind}\u0000${key}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -395,7 +561,7 @@ export function repairRequest(
   const endedAt = timed ? performance.now() : 0;
   // A silenced logger gets nothing, so nothing is written for it either.
   if (result.repairs.length > 0 && repairer.logger !== SILENT) {
-    reportRepairs(repairer, request, result.repairs);
+    reportRepairs(repairer, request, messages, result.repairs);
   }
   const outcome = result.repairs.length > 0 ? OUTCOME_VALUE_REPAIRED : OUTCOME_VALUE_CLEAN;
   return {
@@ -732,7 +898,11 @@ export function repairerFrom(
 ): Repairer {
   // The policy and the telemetry each read their own fields of the validated options.
   const { logger: loggerOption, locale, target, ...settings } = data;
-  const logger = loggerOption === false ? SILENT : (loggerOption ?? console);
+  const logger = loggerOption === false ? SILENT : (loggerOption ?? CONSOLE_LOGGER);
+  // Like the counters' memory: shared by every attachment with this logger (agents built per
+  // request warn once per call), unless `countOnceMemory` gives this one a memory of its own.
+  const size = settings.countOnceMemory;
+  const warned = size === undefined ? sharedCountOnceMemory(logger) : new CountOnceMemory(size);
   return {
     attachment,
     policy: policyFrom({
@@ -741,6 +911,7 @@ export function repairerFrom(
       target: target === "auto" ? "any" : target,
     }),
     logger,
+    warned,
     locale,
     target,
     telemetry: new RepairTelemetry({

@@ -47,7 +47,8 @@ export class CountOnceMemory {
 
 /**
  * The memories shared by every middleware that keeps the default capacity, one per destination
- * (meter provider), so that agents built per request still count each call once per process.
+ * (a meter provider, or a logger for its warnings), so that agents built per request still count
+ * each call once per process.
  */
 const sharedMemories = new WeakMap<object, CountOnceMemory>();
 

@@ -106,7 +106,7 @@ describe("an engine that fails", () => {
     expect(handler.mock.calls[0]?.[0]).toBe(request);
     expect(error).toHaveBeenCalledTimes(1);
     expect(error).toHaveBeenCalledWith(
-      "Tool-call repair failed; passing the request on unchanged",
+      "[tool-call-resilience] Tool-call repair failed; passing the request on unchanged",
       {
         error: engine.fault,
       },
@@ -146,9 +146,12 @@ describe("an engine that fails", () => {
       handler as never,
     );
     expect(handler).toHaveBeenCalledTimes(1);
-    expect(warn).toHaveBeenCalledWith("Tool-call repair failed; passing the request on unchanged", {
-      error: engine.fault,
-    });
+    expect(warn).toHaveBeenCalledWith(
+      "[tool-call-resilience] Tool-call repair failed; passing the request on unchanged",
+      {
+        error: engine.fault,
+      },
+    );
   });
 
   it("uses warn when the logger has no error method", () => {
@@ -158,9 +161,12 @@ describe("an engine that fails", () => {
       requestOn("t1", danglingThread()) as never,
       (() => new AIMessage("fine")) as never,
     );
-    expect(warn).toHaveBeenCalledWith("Tool-call repair failed; passing the request on unchanged", {
-      error: engine.fault,
-    });
+    expect(warn).toHaveBeenCalledWith(
+      "[tool-call-resilience] Tool-call repair failed; passing the request on unchanged",
+      {
+        error: engine.fault,
+      },
+    );
   });
 
   it("keeps a createAgent run going: the model gets the messages as they were, and answers", async () => {
@@ -203,7 +209,7 @@ describe("a failure of the middleware outside the engine", () => {
     expect(handler).toHaveBeenCalledTimes(1);
     expect(handler.mock.calls[0]?.[0]).toBe(request);
     expect(error).toHaveBeenCalledWith(
-      "Tool-call middleware failed; passing the request on unchanged",
+      "[tool-call-resilience] Tool-call middleware failed; passing the request on unchanged",
       { error: expect.objectContaining({ message: "request cannot be listed" }) },
     );
   });
@@ -237,7 +243,7 @@ describe("a failure of the middleware outside the engine", () => {
     });
     expect(hook(requestOn("t1", danglingThread()), () => answer)).toBe(answer);
     expect(error).toHaveBeenCalledWith(
-      "Tool-call middleware failed; passing the response on unchanged",
+      "[tool-call-resilience] Tool-call middleware failed; passing the response on unchanged",
       { error: expect.objectContaining({ message: "answer unreadable" }) },
     );
   });

@@ -17,7 +17,7 @@
 
 export { withToolCallRepair } from "./attach/chat-model.js";
 export { modelIdentityOf } from "./attach/langchain.js";
-export type { ToolCallRepairOptions } from "./attach/repairer.js";
+export type { ToolCallRepairOptions } from "./attach/options.js";
 export { repairTargetOf } from "./attach/target.js";
 export type { OptionsProblem } from "./core/errors.js";
 export {

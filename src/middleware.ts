@@ -8,13 +8,13 @@ import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import { unrepairedModelOf } from "./attach/chat-model.js";
 import { LANGCHAIN_MESSAGES } from "./attach/langchain.js";
+import type { ToolCallRepairOptions } from "./attach/options.js";
 import {
   callRepaired,
   historyPlaceOf,
   log,
   repairerFrom,
   repairRequest,
-  type ToolCallRepairOptions,
   targetOfRequest,
   toolCallRepairOptionNames,
   toolCallRepairOptionsShape,
@@ -33,7 +33,7 @@ import { OUTCOME_VALUE_CLEAN } from "./telemetry/semconv.js";
  */
 export const MIDDLEWARE_NAME = "DanglingToolCallMiddleware";
 
-export type { LocaleRequest, LocaleResolver, RepairLogger } from "./attach/repairer.js";
+export type { LocaleRequest, LocaleResolver, RepairLogger } from "./attach/options.js";
 
 /** Options of {@link danglingToolCallMiddleware}: the shared options, plus `persist`. */
 export interface DanglingToolCallMiddlewareOptions extends ToolCallRepairOptions {

@@ -8,13 +8,8 @@ import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { ensureConfig, RunnableBinding } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { LANGCHAIN_MESSAGES } from "./langchain.js";
-import {
-  callRepaired,
-  createRepairer,
-  type ModelRequestLike,
-  type Repairer,
-  type ToolCallRepairOptions,
-} from "./repairer.js";
+import type { ToolCallRepairOptions } from "./options.js";
+import { callRepaired, createRepairer, type ModelRequestLike, type Repairer } from "./repairer.js";
 
 /** The methods whose input arrives here and is repaired; everything else is built on them. */
 const REPAIRED = new Set<PropertyKey>(["invoke", "_streamIterator", "streamEvents"]);

@@ -4,7 +4,7 @@
  * parts. Calls the provider ran itself (`providerExecuted`) carry their results with them and are
  * left alone.
  */
-import type { ToolCallRepairOptions } from "../attach/repairer.js";
+import type { ToolCallRepairOptions } from "../attach/options.js";
 import type { FormatCall, FormatRepairContext, FormatRepairResult, MessagePart } from "./format.js";
 import { repairInFormat } from "./format.js";
 import { groupedFormat, type Segment, segmentPieces, withCallIds } from "./grouped.js";

@@ -3,7 +3,7 @@
  * `name`, `input`), and the next user message answers them with `tool_result` blocks
  * (`tool_use_id`), before any other block.
  */
-import type { ToolCallRepairOptions } from "../attach/repairer.js";
+import type { ToolCallRepairOptions } from "../attach/options.js";
 import type { FormatCall, FormatRepairContext, FormatRepairResult, MessagePart } from "./format.js";
 import { repairInFormat } from "./format.js";
 import { groupedFormat, type Segment, segmentPieces, withCallIds } from "./grouped.js";

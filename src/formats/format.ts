@@ -11,16 +11,15 @@
  * whose parts all came through unchanged and in order is returned as the very same object.
  */
 
+import type { LocaleRequest, ToolCallRepairOptions } from "../attach/options.js";
 import {
   createRepairer,
-  type LocaleRequest,
   log,
   type MessageLibrary,
   type PreparedCall,
   prepareModelCall,
   type Repairer,
   recordFailedOpen,
-  type ToolCallRepairOptions,
 } from "../attach/repairer.js";
 import type { PlaceholderReason } from "../core/locales.js";
 import { withWindow } from "../core/policy.js";

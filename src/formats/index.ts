@@ -18,7 +18,7 @@ export type {
   LocaleResolver,
   RepairLogger,
   ToolCallRepairOptions,
-} from "../attach/repairer.js";
+} from "../attach/options.js";
 export type { OptionsProblem } from "../core/errors.js";
 export {
   isOptionsError,

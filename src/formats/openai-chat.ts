@@ -3,7 +3,7 @@
  * (`id`, `function.name`, `function.arguments`), and each result is a `role: "tool"` message with
  * the `tool_call_id` it answers.
  */
-import type { ToolCallRepairOptions } from "../attach/repairer.js";
+import type { ToolCallRepairOptions } from "../attach/options.js";
 import {
   type FormatCall,
   type FormatRepairContext,

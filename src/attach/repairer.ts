@@ -10,7 +10,6 @@ import {
   localeTagSchema,
   optionsError,
   policyFrom,
-  type RepairOptions,
   type RepairPolicy,
   repairOptionsShape,
   targetSchema,
@@ -45,12 +44,7 @@ import {
   OUTCOME_VALUE_REPAIRED,
 } from "../telemetry/semconv.js";
 import { DEFAULT_THREAD_SERIES_LIMIT } from "../telemetry/thread-series.js";
-import type {
-  LocaleRequest,
-  LocaleResolver,
-  RepairLogger,
-  ToolCallRepairOptions,
-} from "./options.js";
+import type { LocaleRequest, LocaleResolver, RepairLogger } from "./options.js";
 import { repairTargetOf } from "./target.js";
 
 /** The options schema of every attachment; the middleware adds `persist`. */

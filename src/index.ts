@@ -54,23 +54,8 @@ export type { RepairCounts } from "./core/summary.js";
 export { countRepairs, describeRepairs } from "./core/summary.js";
 export type { CallKind, RepairTarget } from "./core/wire.js";
 export { REPAIR_TARGETS } from "./core/wire.js";
-export type { ModelToolMessage, ModelToolResultPlaceholder } from "./formats/ai-sdk.js";
-export { AI_SDK_MARKER_KEY, repairModelMessages } from "./formats/ai-sdk.js";
-export type { AnthropicToolResultBlock, AnthropicUserMessage } from "./formats/anthropic.js";
-export { repairAnthropicMessages } from "./formats/anthropic.js";
-export type {
-  FormatCall,
-  FormatRepairContext,
-  FormatRepairResult,
-  MessageFormat,
-  MessagePart,
-  PlaceholderResult,
-  RepairedItem,
-  WrittenMessage,
-} from "./formats/format.js";
-export { repairInFormat } from "./formats/format.js";
-export type { OpenAIChatToolMessage } from "./formats/openai-chat.js";
-export { repairOpenAIChatMessages } from "./formats/openai-chat.js";
+// The native-format adapters: the whole of `tool-call-resilience/formats`, the same bindings.
+export * from "./formats/index.js";
 export type {
   DanglingToolCallMiddlewareOptions,
   LocaleRequest,

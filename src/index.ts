@@ -1,8 +1,9 @@
 /**
  * tool-call-resilience: keeps tool-calling agents talking after their tool-call protocol breaks.
  *
- * This file is the whole public surface, with `tool-call-resilience/setup` for applications that
- * want OpenTelemetry started for them. Message readers, the engine's internal matching and the
+ * This file is the whole public surface, with `tool-call-resilience/formats` (the native-format
+ * adapters alone, which load no LangChain; exported here too) and `tool-call-resilience/setup`
+ * for applications that want OpenTelemetry started for them. Message readers, the engine's internal matching and the
  * telemetry recorder are deliberately not exported: they are free to change. Every telemetry name
  * is exported, for queries and tests of your own.
  *

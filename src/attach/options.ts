@@ -13,11 +13,12 @@ import type { RepairTarget } from "../core/wire.js";
  *
  * - `warn`: the repairs of a model call not seen before in its history, and only those (a
  *   dangling call once, as the counters count it); the attachment given twice; a locale resolver
- *   or placeholder function that failed.
+ *   or placeholder function that failed for those repairs.
  * - `error`: a failure of the library itself, when it fails open; `warn` gets it when `error` is
  *   missing or throws.
  * - `debug`: the same repairs seen again on a later model call of a history that is not persisted
- *   (they repeat on every call until the thread is repaired for good); nowhere when missing.
+ *   (they repeat on every call until the thread is repaired for good), and a resolver or
+ *   placeholder function that failed again for them; nowhere when missing.
  *
  * @example
  * ```ts

@@ -279,16 +279,28 @@ export function log(
   }
 }
 
-function localeOf(repairer: Repairer, request: LocaleRequest): string | undefined {
+/** A locale resolver's failure in one request, logged with the repairs it wrote text for. */
+interface ResolverFailure {
+  error: unknown;
+}
+
+/**
+ * The locale the options' resolver picks for a request. A resolver that throws gives none (the
+ * English text), and its error is kept in `failure`, for {@link reportRepairs} to log at the level
+ * of the placeholders it was asked for.
+ */
+function localeOf(
+  repairer: Repairer,
+  request: LocaleRequest,
+  failure: ResolverFailure,
+): string | undefined {
   const { locale } = repairer;
   if (typeof locale !== "function") return undefined;
   try {
     const tag = locale(request);
     return typeof tag === "string" ? tag : undefined;
   } catch (error) {
-    log(repairer.logger, "warn", "Locale resolver failed; using English placeholder text", {
-      error,
-    });
+    failure.error = error;
     return undefined;
   }
 }
@@ -311,13 +323,15 @@ export function threadIdOf(request: Pick<LocaleRequest, "runtime">): string | un
  * the tool message, and its call id). The warning describes the repairs not seen before, so the
  * placeholders the warnings announce add up to the dangling calls counted; the repairs seen before
  * are described at `debug`. A repair with no key (no thread and no message id) warns every time,
- * as it is counted every time. A placeholder function's failure goes where its repair goes.
+ * as it is counted every time. A placeholder function's failure goes where its repair goes, and a
+ * locale resolver's to `warn` when any placeholder of the call is warned about, else to `debug`.
  */
 function reportRepairs(
   repairer: Repairer,
   request: LocaleRequest,
   history: readonly unknown[],
   repairs: readonly ToolCallRepair[],
+  resolverFailure: ResolverFailure,
 ) {
   const place = historyPlaceOf(request);
   const thread = place.threadId === undefined ? {} : { threadId: place.threadId };
@@ -332,6 +346,15 @@ function reportRepairs(
     if (repair.placeholderError !== undefined) {
       failures.push({ repair, level: first ? "warn" : "debug" });
     }
+  }
+  if (resolverFailure.error !== undefined) {
+    // News when a placeholder it was asked text for is: a repeat of the same call is not.
+    const news = fresh.some((repair) => repair.kind === "placeholder_inserted");
+    const level = news ? "warn" : "debug";
+    log(repairer.logger, level, "Locale resolver failed; using English placeholder text", {
+      ...thread,
+      error: resolverFailure.error,
+    });
   }
   if (fresh.length > 0) {
     log(repairer.logger, "warn", describeRepairs(fresh), {
@@ -396,6 +419,7 @@ export function repairRequest(
   const startedAt = timed ? performance.now() : 0;
   let messageCount = 0;
   let result: HistoryRepair<unknown>;
+  const resolverFailure: ResolverFailure = { error: undefined };
   try {
     messageCount = messages.length;
     // A resolver runs only when a placeholder needs its text, never on a clean request.
@@ -403,7 +427,7 @@ export function repairRequest(
       request.localeTag !== undefined
         ? { locale: request.localeTag, target }
         : typeof repairer.locale === "function"
-          ? { locale: () => localeOf(repairer, request), target }
+          ? { locale: () => localeOf(repairer, request, resolverFailure), target }
           : TARGET_CONTEXTS[target];
     result = repairHistory(messages, repairer.library.makeToolMessage, repairer.policy, context);
   } catch (error) {
@@ -426,7 +450,7 @@ export function repairRequest(
   const endedAt = timed ? performance.now() : 0;
   // A silenced logger gets nothing, so nothing is written for it either.
   if (result.repairs.length > 0 && repairer.logger !== SILENT) {
-    reportRepairs(repairer, request, messages, result.repairs);
+    reportRepairs(repairer, request, messages, result.repairs, resolverFailure);
   }
   const outcome = result.repairs.length > 0 ? OUTCOME_VALUE_REPAIRED : OUTCOME_VALUE_CLEAN;
   return {

@@ -13,8 +13,8 @@ import {
 } from "./repair.js";
 import type { ToolMessageFactory } from "./tool-message.js";
 
-/** What {@link repairToolCalls} returns. */
-export type RepairResult<T = unknown> = HistoryRepair<T | ToolMessage>;
+/** What {@link repairToolCalls} returns: the history, with the `ToolMessage`s it made. */
+export interface RepairResult<T = unknown> extends HistoryRepair<T | ToolMessage> {}
 
 /**
  * Makes a LangChain `ToolMessage`: what the engine writes into a LangChain history.

@@ -353,6 +353,36 @@ describe("a dangling call is warned about once per history, its repeats at debug
     ]);
   });
 
+  it("logs a failed locale resolver where its placeholder goes: warn first, debug after", () => {
+    const logger = spyLogger();
+    const call = hookOf({
+      logger,
+      locale: () => {
+        throw new Error("no locale in this context");
+      },
+    });
+    call(brokenThread(), "failing-resolver");
+    call(brokenThread(), "failing-resolver");
+    // A new dangling call on the same thread: the resolver's failure is news again.
+    call(
+      [...brokenThread(), aiToolCall("b0", CALL_2), humanTurn("h3", "And?")],
+      "failing-resolver",
+    );
+
+    const failed = `${PREFIX}Locale resolver failed; using English placeholder text`;
+    expect(logger.warn.mock.calls.map(([message]) => message)).toEqual([
+      failed,
+      ONE_PLACEHOLDER,
+      failed,
+      ONE_PLACEHOLDER,
+    ]);
+    expect(logger.debug.mock.calls.map(([message]) => message)).toEqual([
+      failed,
+      `${ONE_PLACEHOLDER} (again; warned on an earlier model call)`,
+      `${ONE_PLACEHOLDER} (again; warned on an earlier model call)`,
+    ]);
+  });
+
   it("goes on when the logger's debug throws", () => {
     const warn = vi.fn<RepairLogger["warn"]>();
     const debug = vi.fn(() => {

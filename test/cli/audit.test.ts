@@ -710,4 +710,19 @@ describe("the tool-call-resilience command", () => {
     const help = await run(tsx, [main, "--help"]);
     expect(help.stdout).toBe(USAGE);
   }, 60_000);
+
+  it("stops quietly when its reader closes the pipe early (`| head -1`)", async () => {
+    const main = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+    const tsx = fileURLToPath(new URL("../../node_modules/.bin/tsx", import.meta.url));
+    // Many threads, so the report outlives the reader.
+    const many = join(scratch, "many.jsonl");
+    const thread = (await readFile(fixture("ai-sdk.jsonl"), "utf8")).split("\n")[0];
+    await writeFile(many, `${Array.from({ length: 5_000 }, () => thread).join("\n")}\n`);
+    const { stdout, stderr } = await promisify(execFile)("sh", [
+      "-c",
+      `"${tsx}" "${main}" audit "${many}" | head -n 1`,
+    ]);
+    expect(stdout.split("\n").filter(Boolean)).toHaveLength(1);
+    expect(stderr).toBe("");
+  }, 60_000);
 });

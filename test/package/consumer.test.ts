@@ -85,6 +85,18 @@ function langChainOpenAISpec(): string {
     : "@langchain/openai@1.5.8";
 }
 
+/** The packages the README's first `npm install` names. */
+function readmeInstallLine(): string[] {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const line = /^npm install (tool-call-resilience .*)$/m.exec(readme)?.[1];
+  if (line === undefined)
+    throw new Error("the README has no `npm install tool-call-resilience` line");
+  return line
+    .replace(/#.*$/, "")
+    .split(/\s+/)
+    .filter((name) => name !== "");
+}
+
 /** Makes an app folder with a package.json, and installs `packages` in it. */
 async function createApp(
   name: string,
@@ -166,13 +178,12 @@ beforeAll(async () => {
   const typescript = `typescript@${testedVersion("typescript")}`;
   const api = `@opentelemetry/api@${testedVersion("@opentelemetry/api")}`;
   [langChainApp, formatsApp] = await Promise.all([
-    // The README's install line, the provider package for its snippet, the setup entry's
-    // optional peers, and TypeScript.
+    // The README's install line (the versions tested here), the provider package for its
+    // snippet, the setup entry's optional peers, and TypeScript.
     createApp("langchain-app", [
-      tarball,
-      `@langchain/core@${testedVersion("@langchain/core")}`,
-      `langchain@${testedVersion("langchain")}`,
-      api,
+      ...readmeInstallLine().map((name) =>
+        name === "tool-call-resilience" ? tarball : `${name}@${testedVersion(name)}`,
+      ),
       langChainOpenAISpec(),
       `@opentelemetry/sdk-node@${testedVersion("@opentelemetry/sdk-node")}`,
       `@opentelemetry/exporter-prometheus@${testedVersion("@opentelemetry/exporter-prometheus")}`,
@@ -241,12 +252,12 @@ describe("the packed tarball", () => {
   });
 
   it("passes @arethetypeswrong/cli for every entry point and resolution mode", async () => {
-    // The `esm-only` profile sets aside one rule, CJSResolvesToESM ("a require call resolved to
-    // an ESM file"): it predates `require()` of ES modules, which every Node.js version this
-    // package supports has, and which the CommonJS test below does for real.
+    // Every resolution mode, one rule set aside: CJSResolvesToESM ("a require call resolved to
+    // an ESM file") predates `require()` of ES modules, which every Node.js version this package
+    // supports has, and which the CommonJS test below does for real.
     const attw = await run(
       join(root, "node_modules/.bin/attw"),
-      ["--format", "json", "--profile", "esm-only", tarball],
+      ["--format", "json", tarball, "--ignore-rules", "cjs-resolves-to-esm"],
       root,
     );
     expect(attw.code, attw.stdout).toBe(0);

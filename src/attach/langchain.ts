@@ -25,11 +25,8 @@ function agentNameOfCurrentRun(): string | undefined {
 }
 
 /**
- * The provider and model of a chat model, tried in this order: `.model`, `.modelName`, a
- * `ConfigurableModel`'s `_defaultConfig` (`model`, and `modelProvider` or the provider LangChain
- * infers from the model name), `getLsParams()`, then `_llmType()` for the provider. Anything that
- * throws or is not a non-empty string is skipped; what is left unfound is `"unknown"`. The answer
- * is remembered per model object.
+ * The provider and model of a chat model: {@link chatModelIdentityOf}, with the provider LangChain
+ * infers from the model name for a `ConfigurableModel` that names none (`initChatModel`).
  *
  * @example
  * ```ts

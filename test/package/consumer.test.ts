@@ -392,16 +392,42 @@ console.log(JSON.stringify({
     });
   });
 
-  it("runs its command line from the app", async () => {
-    const ran = await run(
-      join(langChainApp.dir, "node_modules/.bin/tool-call-resilience"),
-      ["--version"],
-      langChainApp.dir,
-    );
-    expect(ran.code, ran.stderr).toBe(0);
-    expect(ran.stdout.trim()).toBe(
+  it("runs its command line from the app: the version, and an audit that fixes a thread", async () => {
+    const bin = join(langChainApp.dir, "node_modules/.bin/tool-call-resilience");
+    const version = await run(bin, ["--version"], langChainApp.dir);
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout.trim()).toBe(
       (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version,
     );
+    const thread = [
+      { role: "user", content: "Find flights" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "search", arguments: "{}" } },
+        ],
+      },
+      { role: "user", content: "Never mind" },
+    ];
+    writeFileSync(join(langChainApp.dir, "threads.jsonl"), `${JSON.stringify(thread)}\n`);
+    const audit = await run(bin, ["audit", "threads.jsonl"], langChainApp.dir);
+    expect(audit.code, audit.stderr).toBe(1);
+    expect(audit.stdout).toContain("1 dangling");
+    const fixed = await run(
+      bin,
+      ["audit", "threads.jsonl", "--fix", "--out", "repaired.jsonl"],
+      langChainApp.dir,
+    );
+    expect(fixed.code, fixed.stderr).toBe(0);
+    const [repaired] = readFileSync(join(langChainApp.dir, "repaired.jsonl"), "utf8")
+      .split("\n")
+      .map((line) => JSON.parse(line || "null") as unknown[] | null);
+    expect(repaired?.[2]).toEqual({
+      role: "tool",
+      tool_call_id: "call_1",
+      content: PLACEHOLDER_CATALOG.en.interrupted,
+    });
   });
 
   it.each([

@@ -15,9 +15,14 @@ const PROMETHEUS_DATASOURCE_UID = `\${PROMETHEUS_DATASOURCE_UID}`;
 /** The bundle's tunables. Every duration is a Prometheus duration string. */
 export const bundleConfig = Object.freeze({
   /**
-   * The Prometheus `job` that scrapes the applications using the middleware. Only
-   * `ToolCallResilienceTelemetryMissing` selects on it; every other rule keeps whatever `job` the
-   * series carry.
+   * The `job` of the applications using the middleware. Only `ToolCallResilienceTelemetryMissing`
+   * selects on it; every other rule, and the dashboards, keep whatever `job` the series carry.
+   *
+   * Where Prometheus scrapes the applications, it is the scrape configuration's `job_name`. Where
+   * they push OTLP (to Prometheus's OTLP receiver, or through an OpenTelemetry Collector), it is
+   * the `service.name` of the resource they push (`OTEL_SERVICE_NAME`), or
+   * `<service.namespace>/<service.name>` when the resource has a `service.namespace`: Prometheus
+   * makes `job` of them.
    */
   job: "tool-call-resilience",
 
@@ -98,9 +103,11 @@ export const bundleConfig = Object.freeze({
   /** `ToolCallResilienceTelemetryMissing`: the job's metrics stopped reaching Prometheus. */
   telemetryMissing: Object.freeze({
     /**
-     * How long no target of {@link bundleConfig.job} may be up, or up without any model-call series,
-     * before it warns. Long enough to ride out a rolling deploy and the first minutes of a
-     * restarted process that has not served a model call yet.
+     * How long nothing of {@link bundleConfig.job} may arrive (no successful scrape, no push), or
+     * its processes may report without any model-call series, before it warns. Long enough to
+     * ride out a rolling deploy and the first minutes of a restarted process that has not served a
+     * model call yet. On the OTLP path the alert fires this long after Prometheus's lookback (5
+     * minutes) has passed since the last push.
      */
     for: "15m",
   }),

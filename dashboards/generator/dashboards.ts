@@ -14,8 +14,15 @@ import * as stat from "@grafana/grafana-foundation-sdk/stat";
 import * as table from "@grafana/grafana-foundation-sdk/table";
 import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 import { bundleConfig } from "./config.js";
-import { labels, overflowSelector, series, values } from "./names.js";
-import { share } from "./promql.js";
+import {
+  instrumentSelector,
+  labels,
+  overflowSelector,
+  type SeriesKey,
+  seriesSelector,
+  values,
+} from "./names.js";
+import { orZero, share } from "./promql.js";
 
 /** Uid of the overview dashboard: stable, so links and bookmarks survive a re-import. */
 export const OVERVIEW_DASHBOARD_UID = "tool-call-resilience-overview";
@@ -48,7 +55,6 @@ const datasource: common.DataSourceRef = {
 
 /** The label variables of the dashboards; `job` is always applied and not listed. */
 type Variable = "provider" | "model" | "agent" | "tool" | "thread";
-type SeriesKey = keyof typeof series;
 
 const variableLabel: Record<Variable, string> = {
   provider: labels.provider,
@@ -73,7 +79,10 @@ const filterableBy: Record<SeriesKey, readonly Variable[]> = {
   repairDurationCount: [],
 };
 
-/** Builds a series selector filtered by `job` and by every dashboard variable the series has. */
+/**
+ * Builds a series selector filtered by `job` and by every dashboard variable the series has, on
+ * both paths (the histogram under both of its names).
+ */
 type Select = (name: SeriesKey, ...matchers: string[]) => string;
 
 function selectWith(variables: readonly Variable[]): Select {
@@ -81,8 +90,7 @@ function selectWith(variables: readonly Variable[]): Select {
     const filters = filterableBy[name]
       .filter((variable) => variables.includes(variable))
       .map((variable) => matchesVariable(variableLabel[variable], variable));
-    const all = [matchesVariable(labels.job, "job"), ...filters, ...matchers];
-    return `${series[name]}{${all.join(", ")}}`;
+    return seriesSelector(name, matchesVariable(labels.job, "job"), ...filters, ...matchers);
   };
 }
 
@@ -241,7 +249,11 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
     select("modelCalls", equals(labels.outcome, values.outcomeFailedOpen)),
   );
   // The selector the CardinalityOverflow alert counts: one series per overflowing instrument.
-  const overflowSeries = overflowSelector(matchesVariable(labels.job, "job"));
+  const chosenJobs = matchesVariable(labels.job, "job");
+  const overflowSeries = `count(${overflowSelector(chosenJobs)})`;
+  // Each count is 0 where the series it would be counted among are there, and stays missing (No
+  // data, not a green 0) where no telemetry arrives.
+  const everySeries = `count(${instrumentSelector(chosenJobs)})`;
   const sinceStart = "counted since each process started";
   return statRow([
     {
@@ -254,7 +266,7 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
       title: "Dangling tool calls",
       description: `Tool calls left without a result, each once, ${sinceStart}.`,
       unit: "short",
-      expr: `${dangling} or vector(0)`,
+      expr: orZero(dangling, toolCalls),
     },
     {
       title: "Dangling rate",
@@ -266,7 +278,7 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
       title: "Failed-open model calls",
       description: `Model calls whose repair itself failed, so the original request went to the model unrepaired; ${sinceStart}. See the runbook.`,
       unit: "short",
-      expr: `${failedOpen} or vector(0)`,
+      expr: orZero(failedOpen, sumBy([], select("modelCalls"))),
       alarm: redFromOne,
     },
     {
@@ -274,7 +286,7 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
       description:
         "Overflow series of this library, one per instrument and process that passed its cardinality limit (as the CardinalityOverflow alert counts them): from then on that instrument's per-label numbers (per thread, mostly) are incomplete. See the runbook.",
       unit: "short",
-      expr: `count(${overflowSeries}) or vector(0)`,
+      expr: orZero(overflowSeries, everySeries),
       alarm: redFromOne,
     },
   ]);
@@ -564,7 +576,7 @@ function variables(chain: readonly Variable[]): cog.Builder<dashboard.VariableMo
   };
   return [
     datasourceVariable(),
-    labelVariable("job", labels.job, series.modelCalls),
+    labelVariable("job", labels.job, seriesSelector("modelCalls")),
     ...chain.map((variable, index) =>
       labelVariable(
         variable,

@@ -1,10 +1,8 @@
 /**
- * The Prometheus names of everything the library emits, derived from `src/telemetry/semconv.ts`
- * the way the OpenTelemetry Prometheus exporter derives them: dots become underscores, counters get
- * `_total`, histograms `_bucket`, `_sum` and `_count`, and no unit suffix is added. Every query of
- * the dashboards and rules is written with these constants, so a renamed instrument or attribute
- * changes the generated files (and fails the drift test) instead of leaving a query that matches
- * nothing.
+ * The Prometheus names of everything the library emits, derived from `src/telemetry/semconv.ts`,
+ * on both paths the series take to Prometheus (see {@link SHAPES}). Every query of the dashboards
+ * and rules is written with these constants, so a renamed instrument or attribute changes the
+ * generated files (and fails the drift test) instead of leaving a query that matches nothing.
  */
 import {
   ATTR_GEN_AI_AGENT_NAME,
@@ -15,7 +13,6 @@ import {
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_KIND,
-  INSTRUMENTATION_SCOPE_NAME,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
@@ -26,26 +23,104 @@ import {
   OUTCOME_VALUE_FAILED_OPEN,
   OUTCOME_VALUE_REPAIRED,
   TOOL_NAME_VALUE_OTHER,
+  UNIT_CALL,
+  UNIT_REPAIR,
+  UNIT_SECONDS,
 } from "../../src/telemetry/semconv.js";
 
-/** A metric or attribute name as the Prometheus exporter writes it. */
+/**
+ * The two shapes in which the library's series reach Prometheus. The bundle reads both, so one
+ * bundle serves every fleet, and a fleet that moves from one path to the other.
+ *
+ * - `scrape`: the OpenTelemetry JavaScript Prometheus exporter in each process, scraped by
+ *   Prometheus. No unit suffix; every series carries `otel_scope_name`; `job` and `instance` come
+ *   from the scrape configuration, which also writes `up`.
+ * - `otlp`: OTLP pushed to Prometheus's OTLP receiver (default translation, scope labels not
+ *   promoted), or through an OpenTelemetry Collector. The unit `s` adds `_seconds`; there is no
+ *   `otel_scope_name`; `job` is the resource's `service.name` (`service.namespace/service.name`)
+ *   and `instance` its `service.instance.id`; there is no `up`, and a series no longer pushed
+ *   disappears after Prometheus's lookback (5 minutes) instead of going stale at once.
+ *
+ * On both, the counters keep their names and labels, and `target_info` carries each process's
+ * resource with its `job` and `instance`.
+ */
+export const SHAPES = ["scrape", "otlp"] as const;
+
+/** One of {@link SHAPES}. */
+export type Shape = (typeof SHAPES)[number];
+
+/** A metric or attribute name as Prometheus stores it: dots (and any other symbol) become `_`. */
 export function prometheusName(openTelemetryName: string): string {
   return openTelemetryName.replace(/[^a-zA-Z0-9_:]/g, "_");
 }
 
-/** Series names (Prometheus exposition) of the instruments. */
-export const series = {
-  modelCalls: `${prometheusName(METRIC_MODEL_CALLS)}_total`,
-  toolCalls: `${prometheusName(METRIC_TOOL_CALLS)}_total`,
-  danglingToolCalls: `${prometheusName(METRIC_DANGLING_TOOL_CALLS)}_total`,
-  repairs: `${prometheusName(METRIC_REPAIRS)}_total`,
-  threadDanglingToolCalls: `${prometheusName(METRIC_THREAD_DANGLING_TOOL_CALLS)}_total`,
-  repairDurationBucket: `${prometheusName(METRIC_REPAIR_DURATION)}_bucket`,
-  repairDurationSum: `${prometheusName(METRIC_REPAIR_DURATION)}_sum`,
-  repairDurationCount: `${prometheusName(METRIC_REPAIR_DURATION)}_count`,
-} as const;
+/**
+ * The suffix a path adds to a metric name for its unit. The JavaScript Prometheus exporter adds
+ * none; the OTLP translation drops UCUM annotations (`{call}`) and spells out the others. Only the
+ * units the library uses are known: a new one must be looked up, not guessed.
+ */
+function unitSuffix(shape: Shape, unit: string): string {
+  if (shape === "scrape" || /^\{[^}]*\}$/.test(unit)) return "";
+  const spelled: Record<string, string> = { [UNIT_SECONDS]: "seconds" };
+  const suffix = spelled[unit];
+  if (suffix === undefined) throw new Error(`no OTLP unit suffix known for the unit ${unit}`);
+  return `_${suffix}`;
+}
 
-/** Label names (Prometheus exposition) of the attributes. */
+function seriesOf(shape: Shape) {
+  const counter = (name: string, unit: string) =>
+    `${prometheusName(name)}${unitSuffix(shape, unit)}_total`;
+  const histogram = `${prometheusName(METRIC_REPAIR_DURATION)}${unitSuffix(shape, UNIT_SECONDS)}`;
+  return Object.freeze({
+    modelCalls: counter(METRIC_MODEL_CALLS, UNIT_CALL),
+    toolCalls: counter(METRIC_TOOL_CALLS, UNIT_CALL),
+    danglingToolCalls: counter(METRIC_DANGLING_TOOL_CALLS, UNIT_CALL),
+    repairs: counter(METRIC_REPAIRS, UNIT_REPAIR),
+    threadDanglingToolCalls: counter(METRIC_THREAD_DANGLING_TOOL_CALLS, UNIT_CALL),
+    repairDurationBucket: `${histogram}_bucket`,
+    repairDurationSum: `${histogram}_sum`,
+    repairDurationCount: `${histogram}_count`,
+  });
+}
+
+/**
+ * Series names of the instruments on each path. The counters are named alike on both; the
+ * histogram is `tool_call_resilience_repair_duration_*` when scraped and
+ * `tool_call_resilience_repair_duration_seconds_*` when pushed.
+ */
+export const seriesByShape: Readonly<Record<Shape, ReturnType<typeof seriesOf>>> = Object.freeze({
+  scrape: seriesOf("scrape"),
+  otlp: seriesOf("otlp"),
+});
+
+/**
+ * Series names as a process's `/metrics` endpoint exposes them (the scrape path), for reading an
+ * exposition. Queries select with {@link seriesSelector}, which reads both paths.
+ */
+export const series = seriesByShape.scrape;
+
+/** An instrument's series, by the key both {@link series} and {@link seriesByShape} use. */
+export type SeriesKey = keyof typeof series;
+
+/** The names of one series on every path, each once. */
+export function namesOf(key: SeriesKey): readonly string[] {
+  return [...new Set(SHAPES.map((shape) => seriesByShape[shape][key]))];
+}
+
+/**
+ * A selector of one series on both paths: `name{matchers}` where the paths name it alike,
+ * `{__name__=~"scraped|pushed", matchers}` where they do not (the histogram). Without matchers
+ * and with one name, the bare name.
+ */
+export function seriesSelector(key: SeriesKey, ...matchers: readonly string[]): string {
+  const names = namesOf(key);
+  if (names.length === 1) {
+    return matchers.length === 0 ? `${names[0]}` : `${names[0]}{${matchers.join(", ")}}`;
+  }
+  return `{${[`__name__=~"${names.join("|")}"`, ...matchers].join(", ")}}`;
+}
+
+/** Label names (Prometheus) of the attributes, the same on both paths. */
 export const labels = {
   provider: prometheusName(ATTR_GEN_AI_PROVIDER_NAME),
   model: prometheusName(ATTR_GEN_AI_REQUEST_MODEL),
@@ -55,18 +130,33 @@ export const labels = {
   outcome: prometheusName(ATTR_OUTCOME),
   reason: prometheusName(ATTR_REASON),
   repairKind: prometheusName(ATTR_REPAIR_KIND),
-  /** Added by the exporter to every series. */
-  scope: "otel_scope_name",
   /** Set by the SDK on the overflow series of an instrument past its cardinality limit. */
   overflow: "otel_metric_overflow",
-  /** Added by Prometheus from the scrape configuration. */
+  /**
+   * The scrape configuration's job, or the pushed resource's `service.name` (prefixed with
+   * `service.namespace/` when it has one).
+   */
   job: "job",
+  /** The scraped `host:port`, or the pushed resource's `service.instance.id`. */
   instance: "instance",
+} as const;
+
+/**
+ * Series that are not the library's but tell whether a job reports at all. `otel_scope_name` is
+ * not among the labels the bundle reads: the OTLP path drops it.
+ */
+export const reportingSeries = {
+  /** Written by Prometheus for every scrape target, 1 when the scrape succeeded: scrape path only. */
+  up: "up",
+  /**
+   * The resource of each process, 1, with its `job` and `instance`: exposed by the Prometheus
+   * exporter, and written by Prometheus's OTLP receiver (or a Collector) with every push.
+   */
+  targetInfo: "target_info",
 } as const;
 
 /** Label values the queries select on. */
 export const values = {
-  scope: INSTRUMENTATION_SCOPE_NAME,
   outcomeClean: OUTCOME_VALUE_CLEAN,
   outcomeRepaired: OUTCOME_VALUE_REPAIRED,
   outcomeFailedOpen: OUTCOME_VALUE_FAILED_OPEN,
@@ -74,14 +164,23 @@ export const values = {
 } as const;
 
 /**
- * The series that carry an instrument's overflow, one each: the counters and the histogram's
- * `_count` (its `_bucket` and `_sum` series would count the same overflow again).
+ * One series name per instrument and path: each counter's `_total` and the histogram's `_count`
+ * (its `_bucket` and `_sum` series would count the same instrument again). No other library
+ * writes these names, so they select the library's series without `otel_scope_name`.
  */
-export const overflowSeries: readonly string[] = Object.freeze(
-  Object.values(series).filter(
-    (name) => name !== series.repairDurationBucket && name !== series.repairDurationSum,
-  ),
+export const instrumentSeries: readonly string[] = Object.freeze(
+  (Object.keys(series) as SeriesKey[])
+    .filter((key) => key !== "repairDurationBucket" && key !== "repairDurationSum")
+    .flatMap((key) => namesOf(key)),
 );
+
+/**
+ * Every series of the library's instruments, one per instrument, attribute set and process:
+ * present whenever the library's telemetry reaches Prometheus. `matchers` are appended.
+ */
+export function instrumentSelector(...matchers: readonly string[]): string {
+  return `{${[`__name__=~"${instrumentSeries.join("|")}"`, ...matchers].join(", ")}}`;
+}
 
 /**
  * The overflow series of the library's instruments, one per overflowing instrument and process:
@@ -89,11 +188,5 @@ export const overflowSeries: readonly string[] = Object.freeze(
  * *Overflow series* stat count. `matchers` are appended (the dashboards add their `job` filter).
  */
 export function overflowSelector(...matchers: readonly string[]): string {
-  const all = [
-    `__name__=~"${overflowSeries.join("|")}"`,
-    `${labels.scope}="${values.scope}"`,
-    `${labels.overflow}="true"`,
-    ...matchers,
-  ];
-  return `{${all.join(", ")}}`;
+  return instrumentSelector(`${labels.overflow}="true"`, ...matchers);
 }

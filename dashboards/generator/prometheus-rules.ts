@@ -7,7 +7,15 @@
  */
 import { stringify } from "yaml";
 import { bundleConfig } from "./config.js";
-import { labels, overflowSelector, series, values } from "./names.js";
+import {
+  labels,
+  overflowSelector,
+  reportingSeries,
+  type SeriesKey,
+  series,
+  seriesSelector,
+  values,
+} from "./names.js";
 import { share } from "./promql.js";
 
 /** Severity of an alert, as the `severity` label carries it. */
@@ -77,14 +85,14 @@ function use(rule: RuleDefinition, context: Context): string {
   return `(${rule.build(context)})`;
 }
 
+/** The rate of the series `selector` selects, summed by `grouping`. */
 function sumRate(
   grouping: readonly string[],
-  metric: string,
+  selector: string,
   window: string,
   offset: string | undefined,
-  matchers = "",
 ): string {
-  return `sum ${by(grouping)} (rate(${metric}${matchers}[${window}]${offsetModifier(offset)}))`;
+  return `sum ${by(grouping)} (rate(${selector}[${window}]${offsetModifier(offset)}))`;
 }
 
 /** The metric part of a recording rule's name: the series name without its type suffix. */
@@ -95,9 +103,9 @@ function metricOf(seriesName: string): string {
 /** The rates, dangling ratios and baselines of one aggregation level (per model, per tool). */
 function levelRules(level: string, grouping: readonly string[]) {
   const dangling = metricOf(series.danglingToolCalls);
-  const rate = (metric: string, window: string): RuleDefinition => ({
-    record: `${level}:${metricOf(metric)}:rate${window}`,
-    build: ({ offset }) => sumRate(grouping, metric, window, offset),
+  const rate = (key: SeriesKey, window: string): RuleDefinition => ({
+    record: `${level}:${metricOf(series[key])}:rate${window}`,
+    build: ({ offset }) => sumRate(grouping, seriesSelector(key), window, offset),
   });
   // A model or tool that never had a dangling call has no dangling series at all: its share is
   // 0, not missing, so that a spike from a clean baseline is still a spike.
@@ -105,10 +113,10 @@ function levelRules(level: string, grouping: readonly string[]) {
     record: `${level}:${dangling}:ratio_rate${window}`,
     build: (context: Context) => share(use(numerator, context), use(denominator, context)),
   });
-  const toolCallsShort = rate(series.toolCalls, SHORT_WINDOW);
-  const danglingShort = rate(series.danglingToolCalls, SHORT_WINDOW);
-  const toolCallsLong = rate(series.toolCalls, LONG_WINDOW);
-  const danglingLong = rate(series.danglingToolCalls, LONG_WINDOW);
+  const toolCallsShort = rate("toolCalls", SHORT_WINDOW);
+  const danglingShort = rate("danglingToolCalls", SHORT_WINDOW);
+  const toolCallsLong = rate("toolCalls", LONG_WINDOW);
+  const danglingLong = rate("danglingToolCalls", LONG_WINDOW);
   return {
     grouping,
     toolCallsShort,
@@ -131,19 +139,19 @@ const repairedRatio: RuleDefinition = {
     share(
       sumRate(
         modelGrouping,
-        series.modelCalls,
+        seriesSelector("modelCalls", `${labels.outcome}="${values.outcomeRepaired}"`),
         SHORT_WINDOW,
         offset,
-        `{${labels.outcome}="${values.outcomeRepaired}"}`,
       ),
-      sumRate(modelGrouping, series.modelCalls, SHORT_WINDOW, offset),
+      sumRate(modelGrouping, seriesSelector("modelCalls"), SHORT_WINDOW, offset),
     ),
 };
 
+// Named after the scraped histogram; it reads the pushed one (`_seconds`) too.
 const repairDurationP99: RuleDefinition = {
   record: `job:${metricOf(series.repairDurationBucket)}:p99_rate${SHORT_WINDOW}`,
   build: ({ offset }) =>
-    `histogram_quantile(0.99, ${sumRate([labels.job, "le"], series.repairDurationBucket, SHORT_WINDOW, offset)})`,
+    `histogram_quantile(0.99, ${sumRate([labels.job, "le"], seriesSelector("repairDurationBucket"), SHORT_WINDOW, offset)})`,
 };
 
 /** Every recording rule, each after the rules it reads. */
@@ -210,7 +218,16 @@ function spikeCondition(level: ReturnType<typeof levelRules>, source: Source): s
 
 const spikeTail = `dangled over the last 5 minutes, more than ${spikeSettings.factor} times its share over the hour before the last ${spikeSettings.baselineOffset}, at over ${spikeSettings.minimumDanglingRate} dangling calls per second.`;
 
-const jobUp = `up{${labels.job}="${bundleConfig.job}"} == 1`;
+const watchedJob = `${labels.job}="${bundleConfig.job}"`;
+
+/**
+ * The processes of the watched job that report, one series per `job` and `instance`, on either
+ * path: a scrape that succeeds (`up`, scrape path only), or a resource that arrives (`target_info`,
+ * which the Prometheus exporter exposes and Prometheus writes with every OTLP push). A failed
+ * scrape marks `target_info` stale at once; a push that stops leaves it for Prometheus's lookback
+ * (5 minutes), after which it is gone too.
+ */
+const reportingProcesses = `group by (${labels.job}, ${labels.instance}) (${reportingSeries.up}{${watchedJob}} == 1 or ${reportingSeries.targetInfo}{${watchedJob}})`;
 
 const alertDefinitions: readonly AlertDefinition[] = [
   {
@@ -248,22 +265,24 @@ const alertDefinitions: readonly AlertDefinition[] = [
     for: bundleConfig.cardinalityOverflow.for,
     condition: () => `count by (${labels.job}) (${overflowSelector()})`,
     summary: "A tool-call-resilience instrument reached its cardinality limit.",
-    description: `Job ${template(labels.job)} exposes {{ $value }} overflow series (${labels.overflow}="true") of tool-call-resilience: new attribute sets, usually threads, are counted there without their labels until the process restarts.`,
+    description: `Job ${template(labels.job)} has {{ $value }} overflow series (${labels.overflow}="true") of tool-call-resilience: new attribute sets, usually threads, are counted there without their labels until the process restarts.`,
   },
   {
     alert: "ToolCallResilienceTelemetryMissing",
     severity: "warning",
     for: bundleConfig.telemetryMissing.for,
-    // Two causes, one alert: no target of the job is scraped successfully, or targets are up but
-    // none has ever counted a model call (the middleware is not installed, the SDK is not
-    // registered, or the scrape reaches the wrong endpoint). `model_calls` is the series every
-    // model call creates, so a job that serves traffic always has it.
+    // Two causes, one alert, on either path: nothing of the job arrives (no scrape succeeds, no
+    // push arrives), or its processes report but none has ever counted a model call (the
+    // middleware is not installed, the SDK is not registered, the scrape or the push carries
+    // another exporter's metrics). `model_calls` is the series every model call creates, so a job
+    // that serves traffic always has it. `up` alone would page forever on the OTLP path, which
+    // has none.
     condition: () =>
-      `absent(${jobUp}) or (count by (${labels.job}) (${jobUp}) unless on (${labels.job}) count by (${labels.job}) (${series.modelCalls}{${labels.job}="${bundleConfig.job}"}))`,
+      `absent(${reportingProcesses}) or (count by (${labels.job}) (${reportingProcesses}) unless on (${labels.job}) count by (${labels.job}) (${seriesSelector("modelCalls", watchedJob)}))`,
     // The absent() branch yields a sample without labels; the rule names the job it watched.
     extraLabels: { [labels.job]: bundleConfig.job },
     summary: "Prometheus receives no tool-call-resilience telemetry.",
-    description: `For ${bundleConfig.telemetryMissing.for}, {{ if $labels.${labels.job} }}{{ $value }} target(s) of job ${bundleConfig.job} have been up without counting a single model call{{ else }}no target of job ${bundleConfig.job} has been scraped successfully{{ end }}.`,
+    description: `For ${bundleConfig.telemetryMissing.for}, {{ if $labels.${labels.job} }}{{ $value }} process(es) of job ${bundleConfig.job} have reported without counting a single model call{{ else }}nothing of job ${bundleConfig.job} has arrived: no target of the job has been scraped successfully, and none of its processes has pushed any{{ end }}.`,
   },
 ];
 

@@ -12,10 +12,13 @@ import {
   renderGrafanaAlerting,
 } from "../../dashboards/generator/grafana-alerting.js";
 import {
+  instrumentSelector,
+  instrumentSeries,
   overflowSelector,
-  overflowSeries,
   prometheusName,
-  series,
+  reportingSeries,
+  SHAPES,
+  seriesByShape,
 } from "../../dashboards/generator/names.js";
 import {
   alertRules,
@@ -25,36 +28,9 @@ import {
 import { share } from "../../dashboards/generator/promql.js";
 import * as semconv from "../../src/telemetry/semconv.js";
 import { isShare } from "../helpers/promql.js";
+import { metricNamesIn, namesMissedIn } from "./promql-names.js";
 
 const runbook = readFileSync(new URL("../../dashboards/runbook.md", import.meta.url), "utf8");
-
-/** PromQL words that are neither functions nor metric names. */
-const KEYWORDS = new Set(["and", "or", "unless", "bool", "offset"]);
-
-/**
- * The metric names an expression selects: bare selectors, and the names of a `__name__=~"a|b"`
- * matcher. Label matchers, label lists, ranges and strings are removed first, and a word followed
- * by `(` is a function or an aggregation.
- */
-function metricNamesIn(expression: string): string[] {
-  const names = new Set<string>();
-  for (const [, alternatives] of expression.matchAll(/__name__=~"([^"]*)"/g)) {
-    for (const name of (alternatives ?? "").split("|")) names.add(name);
-  }
-  const stripped = expression
-    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
-    .replace(/\{[^}]*\}/g, " ")
-    .replace(/\[[^\]]*\]/g, " ")
-    .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, " ")
-    .replace(/\boffset\s+\w+/g, " ");
-  for (const match of stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
-    const word = match[0];
-    const rest = stripped.slice((match.index ?? 0) + word.length).trimStart();
-    if (rest.startsWith("(") || KEYWORDS.has(word)) continue;
-    names.add(word);
-  }
-  return [...names];
-}
 
 /** The anchor GitHub gives a Markdown heading. */
 function githubAnchor(heading: string): string {
@@ -135,10 +111,10 @@ describe("recording rules", () => {
 
 describe("expressions", () => {
   const known = new Set<string>([
-    ...Object.values(series),
+    ...SHAPES.flatMap((shape) => Object.values(seriesByShape[shape])),
     ...recordingRules.map((rule) => rule.record),
-    // Prometheus's own per-target series, for the telemetry-missing alert.
-    "up",
+    // Whether the watched job reports at all, for the telemetry-missing alert.
+    ...Object.values(reportingSeries),
   ]);
   const expressions = [
     ...recordingRules.map((rule) => ({ name: rule.record, expr: rule.expr })),
@@ -155,8 +131,26 @@ describe("expressions", () => {
     },
   );
 
+  it.each(expressions)("$name reads each series under its name on both paths", ({ expr }) => {
+    expect(namesMissedIn(expr)).toEqual([]);
+  });
+
+  it.each(expressions)(
+    "$name selects no otel_scope_* label, which pushed series lack",
+    ({ expr }) => {
+      expect(expr).not.toMatch(/otel_scope_/);
+    },
+  );
+
   it.each(alertRules)("$alert computes its raw expression from raw series only", (rule) => {
     expect(metricNamesIn(rule.rawExpr).filter((name) => name.includes(":"))).toEqual([]);
+  });
+
+  it("tells an expression that reads the histogram under one name only", () => {
+    const scraped = seriesByShape.scrape.repairDurationBucket;
+    const pushed = seriesByShape.otlp.repairDurationBucket;
+    expect(namesMissedIn(`sum by (le) (rate(${scraped}[5m]))`)).toEqual([pushed]);
+    expect(namesMissedIn(`sum by (le) (rate({__name__=~"${scraped}|${pushed}"}[5m]))`)).toEqual([]);
   });
 
   it("finds the names in a selector, a regex matcher, and after an offset", () => {
@@ -319,26 +313,31 @@ describe("shares", () => {
 describe("cardinality overflow", () => {
   const alert = alertRules.find((rule) => rule.alert === "ToolCallResilienceCardinalityOverflow");
 
-  it("counts one series per instrument: each counter's, and the histogram's _count", () => {
-    const instruments = Object.entries(semconv)
-      .filter(([name]) => name.startsWith("METRIC_"))
-      .map(([, instrument]) => prometheusName(String(instrument)));
-    expect(instruments.length).toBeGreaterThan(0);
-    expect(overflowSeries).toHaveLength(instruments.length);
-    for (const instrument of instruments) {
-      const own = overflowSeries.filter(
-        (name) => /^(.+)_(total|count)$/.exec(name)?.[1] === instrument,
-      );
-      expect(own, instrument).toHaveLength(1);
-    }
-    expect(overflowSeries).not.toContain(series.repairDurationBucket);
-    expect(overflowSeries).not.toContain(series.repairDurationSum);
-  });
+  it.each(SHAPES)(
+    "counts one series per instrument on the %s path: each counter's, and the histogram's _count",
+    (shape) => {
+      const names = seriesByShape[shape];
+      const instruments = Object.entries(semconv)
+        .filter(([name]) => name.startsWith("METRIC_"))
+        .map(([, instrument]) => prometheusName(String(instrument)));
+      expect(instruments.length).toBeGreaterThan(0);
+      const counted = instrumentSeries.filter((name) => Object.values(names).includes(name));
+      expect(counted).toHaveLength(instruments.length);
+      for (const instrument of instruments) {
+        const own = counted.filter((name) => name.startsWith(`${instrument}_`));
+        expect(own, instrument).toHaveLength(1);
+        expect(own[0], instrument).toMatch(/_(total|count)$/);
+      }
+      expect(counted).toContain(names.repairDurationCount);
+    },
+  );
 
-  it("selects the overflow series of the library's scope, with extra matchers last", () => {
-    const selector = overflowSelector('job=~"$job"');
-    expect(selector).toBe(
-      `{__name__=~"${overflowSeries.join("|")}", otel_scope_name="tool-call-resilience", otel_metric_overflow="true", job=~"$job"}`,
+  it("selects the library's series by their names, not by otel_scope_name, with extra matchers last", () => {
+    expect(instrumentSelector('job=~"$job"')).toBe(
+      `{__name__=~"${instrumentSeries.join("|")}", job=~"$job"}`,
+    );
+    expect(overflowSelector('job=~"$job"')).toBe(
+      `{__name__=~"${instrumentSeries.join("|")}", otel_metric_overflow="true", job=~"$job"}`,
     );
   });
 

@@ -6,8 +6,16 @@ import {
   renderDashboards,
   THREADS_DASHBOARD_UID,
 } from "../../dashboards/generator/dashboards.js";
-import { labels, overflowSelector, series } from "../../dashboards/generator/names.js";
+import {
+  instrumentSelector,
+  labels,
+  overflowSelector,
+  SHAPES,
+  series,
+  seriesByShape,
+} from "../../dashboards/generator/names.js";
 import { isShare } from "../helpers/promql.js";
+import { namesMissedIn } from "./promql-names.js";
 
 interface GridPos {
   x: number;
@@ -140,11 +148,40 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
   });
 
   it("names only series and labels the library emits", () => {
-    const known = new Set<string>([...Object.values(series), ...Object.values(labels)]);
+    const known = new Set<string>([
+      ...SHAPES.flatMap((shape) => Object.values(seriesByShape[shape])),
+      ...Object.values(labels),
+    ]);
     for (const { panel, target } of targetsOf(dashboard)) {
       for (const [name] of target.expr.matchAll(/tool_call_resilience_[a-z_]+/g)) {
         expect(known.has(name), `${panel}: ${name}`).toBe(true);
       }
+    }
+  });
+
+  it("reads each series under its name on both paths, in every panel and variable", () => {
+    const queries = [
+      ...targetsOf(dashboard).map(({ panel, target }) => ({ where: panel, expr: target.expr })),
+      ...dashboard.templating.list.map((variable) => ({
+        where: `$${variable.name}`,
+        expr: variable.query ?? "",
+      })),
+    ];
+    for (const { where, expr } of queries) expect(namesMissedIn(expr), where).toEqual([]);
+  });
+
+  it("selects no otel_scope_* label, which pushed series lack", () => {
+    for (const { panel, target } of targetsOf(dashboard)) {
+      expect(target.expr, panel).not.toMatch(/otel_scope_/);
+    }
+    for (const variable of dashboard.templating.list) {
+      expect(variable.query ?? "", variable.name).not.toMatch(/otel_scope_/);
+    }
+  });
+
+  it("shows 0 only where the job's telemetry is there: no vector() fallback", () => {
+    for (const { panel, target } of targetsOf(dashboard)) {
+      expect(target.expr, panel).not.toMatch(/\bvector\(/);
     }
   });
 
@@ -226,11 +263,11 @@ describe("the shares", () => {
 });
 
 describe("the overview's Overflow series stat", () => {
-  it("counts what ToolCallResilienceCardinalityOverflow counts, in the chosen jobs", () => {
+  it("counts what ToolCallResilienceCardinalityOverflow counts, in the chosen jobs, 0 only where the library's series are", () => {
     const overview = dashboardAt("grafana/tool-call-resilience-overview.json");
     const panel = overview.panels.find((candidate) => candidate.title === "Overflow series");
     expect(panel?.targets?.map((target) => target.expr)).toEqual([
-      `count(${overflowSelector('job=~"$job"')}) or vector(0)`,
+      `count(${overflowSelector('job=~"$job"')}) or count(${instrumentSelector('job=~"$job"')}) * 0`,
     ]);
   });
 });

@@ -2,16 +2,26 @@
  * The Prometheus rules pass Prometheus's own tool: `promtool check rules` lints the shipped files,
  * and `promtool test rules` runs the hand-written unit tests against them, and again against the
  * alerts' raw expressions (the ones the Grafana-managed rules query), which must behave the same.
+ * The unit tests exercise every rule and alert on both shapes of series the bundle reads.
  *
- * Without promtool on the PATH the tests are skipped, and say so in their names; with
+ * Without promtool on the PATH the tests that run it are skipped, and say so in their names; with
  * `REQUIRE_PROMETHEUS=1` (CI) a missing promtool fails them instead.
  */
 import { type ExecFileException, execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import {
+  namesOf,
+  type SeriesKey,
+  SHAPES,
+  type Shape,
+  series,
+} from "../../dashboards/generator/names.js";
 import {
   ALERT_GROUP,
   alertRules,
@@ -20,6 +30,7 @@ import {
   toYaml,
 } from "../../dashboards/generator/prometheus-rules.js";
 import { findOnPath } from "../../demo/prometheus-server.js";
+import { INSTRUMENTATION_SCOPE_NAME } from "../../src/telemetry/semconv.js";
 
 const prometheusDirectory = fileURLToPath(new URL("../../dashboards/prometheus/", import.meta.url));
 const recordingFile = join(prometheusDirectory, "recording-rules.yml");
@@ -111,6 +122,104 @@ describe("promtool", () => {
     it.skipIf(skip)(`fires exactly as the recorded ones do${skipNote}`, async () => {
       const outcome = await runPromtool(["test", "rules", join(directory, "rules.test.yml")]);
       expect(outcome.code, report(outcome)).toBe(0);
+    });
+  });
+});
+
+interface UnitTestGroup {
+  readonly name: string;
+  readonly input_series: readonly { readonly series: string }[];
+  readonly promql_expr_test?: readonly { readonly expr: string; readonly exp_samples: unknown[] }[];
+  readonly alert_rule_test?: readonly {
+    readonly alertname: string;
+    readonly exp_alerts: unknown[];
+  }[];
+}
+
+const unitTests = (parse(readFileSync(unitTestsFile, "utf8")) as { tests: UnitTestGroup[] }).tests;
+
+interface InputSeries {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+function parseSeries(text: string): InputSeries {
+  const name = text.slice(0, text.indexOf("{")).trim();
+  const labels = Object.fromEntries(
+    [...text.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]),
+  );
+  return { name, labels };
+}
+
+/** The names of the library's series that only one path writes (the histogram's). */
+const namesOnlyOf = (shape: Shape): Set<string> =>
+  new Set(
+    (Object.keys(series) as SeriesKey[])
+      .filter((key) => namesOf(key).length > 1)
+      .map((key) => (shape === "scrape" ? namesOf(key)[0] : namesOf(key)[1]) as string),
+  );
+
+/**
+ * The shape of a test group's series, or `undefined` when they mix both. Scraped: the library's
+ * series carry `otel_scope_name`, the histogram has no unit suffix, targets may have `up`. Pushed:
+ * no `otel_scope_*` label, the histogram is `_seconds`, and no `up` at all.
+ */
+function shapeOf(group: UnitTestGroup): Shape | undefined {
+  const input = group.input_series.map((entry) => parseSeries(entry.series));
+  const library = input.filter((entry) => entry.name.startsWith("tool_call_resilience_"));
+  const scoped = library.filter(
+    (entry) => entry.labels.otel_scope_name === INSTRUMENTATION_SCOPE_NAME,
+  );
+  const hasUp = input.some((entry) => entry.name === "up");
+  const uses = (names: Set<string>) => library.some((entry) => names.has(entry.name));
+  if (
+    (library.length > 0 || hasUp) &&
+    scoped.length === library.length &&
+    !uses(namesOnlyOf("otlp"))
+  ) {
+    return "scrape";
+  }
+  const unscoped = library.every(
+    (entry) => !Object.keys(entry.labels).some((label) => label.startsWith("otel_scope_")),
+  );
+  if (!hasUp && unscoped && !uses(namesOnlyOf("scrape"))) return "otlp";
+  return undefined;
+}
+
+describe("the unit tests of rules.test.yml", () => {
+  it.each(unitTests.map((group) => [group.name, group] as const))(
+    "%s is named after the shape of its series",
+    (name, group) => {
+      const shape = shapeOf(group);
+      expect(shape, `${name} mixes scraped and pushed series`).toBeDefined();
+      expect(name.startsWith(`${shape} / `), name).toBe(true);
+    },
+  );
+
+  describe.each(SHAPES)("on %s series", (shape) => {
+    const groups = unitTests.filter((group) => shapeOf(group) === shape);
+
+    it.each(recordingRules.map((rule) => rule.record))("evaluate %s", (record) => {
+      const checked = groups.flatMap((group) =>
+        (group.promql_expr_test ?? []).filter(
+          (test) => test.expr.split(/[^a-z0-9_:]/i).includes(record) && test.exp_samples.length > 0,
+        ),
+      );
+      expect(checked.length, `no ${shape} test group evaluates ${record}`).toBeGreaterThan(0);
+    });
+
+    it.each(alertRules.map((rule) => rule.alert))("see %s not firing and firing", (alert) => {
+      const tests = groups.flatMap((group) =>
+        (group.alert_rule_test ?? []).filter((test) => test.alertname === alert),
+      );
+      expect(
+        tests.some((test) => test.exp_alerts.length === 0),
+        `no ${shape} test where ${alert} does not fire`,
+      ).toBe(true);
+      expect(
+        tests.some((test) => test.exp_alerts.length > 0),
+        `no ${shape} test where ${alert} fires`,
+      ).toBe(true);
     });
   });
 });

@@ -2,8 +2,10 @@
  * The monitoring bundle against a real Prometheus: the demo runs a short seeded fleet with metrics
  * on a free port, Debian's `prometheus` binary scrapes it every second with the shipped rules, and
  * then every panel query of every shipped dashboard (Grafana's variables substituted) and every
- * recording rule is evaluated through the Prometheus HTTP API. Each must return data, and the
- * overview's per-model dangling ratio must equal the demo's own ground truth.
+ * recording rule is evaluated through the Prometheus HTTP API. Each must return data (and nothing
+ * for a job that sends none), and the overview's per-model dangling ratio must equal the demo's
+ * own ground truth. The series arrive scraped, the first of the bundle's two shapes (`SHAPES` in
+ * `dashboards/generator/names.ts`).
  *
  * Without a `prometheus` binary the suite is skipped, loudly; with `REQUIRE_PROMETHEUS=1` (as in
  * CI) a missing binary fails it instead.
@@ -15,7 +17,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { labels } from "../../dashboards/generator/names.js";
+import {
+  labels,
+  reportingSeries,
+  type Shape,
+  seriesByShape,
+} from "../../dashboards/generator/names.js";
 import type { GroundTruth } from "../../demo/fleet.js";
 import {
   findOnPath,
@@ -53,11 +60,17 @@ const GRAFANA_VARIABLES: Readonly<Record<string, string>> = {
   reason: ".*",
 };
 
+/** The shape in which this run's series reach Prometheus: scraped from the demo's endpoint. */
+const SHAPE: Shape = "scrape";
+
+/** A job no process reports under. */
+const SILENT_JOB = "no-such-job";
+
 /** Replaces `$name`, `${name}` and `[[name]]` with the value of each Grafana variable. */
-function substitute(expr: string): string {
+function substitute(expr: string, overrides: Readonly<Record<string, string>> = {}): string {
   return expr.replace(/\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]/g, (whole, a, b, c) => {
     const name = (a ?? b ?? c) as string;
-    const value = GRAFANA_VARIABLES[name];
+    const value = overrides[name] ?? GRAFANA_VARIABLES[name];
     if (value === undefined) throw new Error(`no test value for Grafana variable ${whole}`);
     return value;
   });
@@ -314,6 +327,28 @@ describe.skipIf(binary === undefined)(
       expect(empty, `queries without data:\n${empty.join("\n")}`).toEqual([]);
     });
 
+    it("the series have the shape this run stands for", async () => {
+      const other = SHAPE === "scrape" ? "otlp" : "scrape";
+      const count = async (selector: string) =>
+        Number((await query(prometheus, `count(${selector}) or vector(0)`))[0]?.value[1]);
+      expect(await count(seriesByShape[SHAPE].repairDurationBucket)).toBeGreaterThan(0);
+      expect(await count(seriesByShape[other].repairDurationBucket)).toBe(0);
+      expect(
+        await count(`${reportingSeries.targetInfo}{${labels.job}="${SCRAPE_JOB}"}`),
+      ).toBeGreaterThan(0);
+    });
+
+    it("no panel query of any shipped dashboard shows a figure for a job that sends nothing", async () => {
+      const shown: string[] = [];
+      for (const panelQuery of shippedPanelQueries()) {
+        const samples = await query(prometheus, substitute(panelQuery.expr, { job: SILENT_JOB }));
+        if (samples.length > 0) {
+          shown.push(`${panelQuery.dashboard} / ${panelQuery.panel} / ${panelQuery.refId}`);
+        }
+      }
+      expect(shown, `queries showing a figure without telemetry:\n${shown.join("\n")}`).toEqual([]);
+    });
+
     it("every query variable of every shipped dashboard offers values", async () => {
       const variables = shippedVariableQueries();
       expect(variables.map((variable) => variable.variable)).toEqual(
@@ -348,6 +383,14 @@ describe.skipIf(binary === undefined)(
       expect(alerts.length).toBeGreaterThanOrEqual(5);
       for (const alert of alerts)
         await expect(query(prometheus, alert.expr)).resolves.toBeDefined();
+    });
+
+    it("ToolCallResilienceTelemetryMissing's condition holds nothing while the job reports", async () => {
+      const alert = shippedRules("alerts.yml").find(
+        (rule) => rule.alert === "ToolCallResilienceTelemetryMissing",
+      );
+      expect(alert).toBeDefined();
+      expect(await query(prometheus, alert?.expr as string)).toEqual([]);
     });
 
     it("the overview's per-model dangling ratio equals the demo's ground truth", async () => {

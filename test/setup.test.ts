@@ -54,6 +54,8 @@ import {
 import {
   type RecommendedViewsOptions,
   recommendedViews,
+  type ServedTelemetryHandle,
+  type ServingOptions,
   type StartTelemetryOptions,
   startTelemetry,
   type TelemetryHandle,
@@ -158,7 +160,7 @@ afterEach(async () => {
 });
 
 /** Starts telemetry and keeps the handle for `afterEach`. */
-async function start(options: StartTelemetryOptions): Promise<TelemetryHandle> {
+async function start(options: ServingOptions): Promise<ServedTelemetryHandle> {
   const handle = await startTelemetry(options);
   running.push(handle);
   return handle;
@@ -176,8 +178,8 @@ function isAddressInUse(error: unknown): boolean {
  * (EADDRINUSE), tries once more with a new one.
  */
 async function startOnFreePort(
-  options: Omit<StartTelemetryOptions, "port"> = {},
-): Promise<{ handle: TelemetryHandle; port: number }> {
+  options: Omit<StartTelemetryOptions, "port" | "prometheus" | "otlp"> = {},
+): Promise<{ handle: ServedTelemetryHandle; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {

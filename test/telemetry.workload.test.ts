@@ -42,7 +42,7 @@ import {
   danglingToolCallMiddleware,
   withToolCallRepair,
 } from "../src/index.js";
-import { startTelemetry, type TelemetryHandle } from "../src/setup/index.js";
+import { type ServedTelemetryHandle, startTelemetry } from "../src/setup/index.js";
 import {
   aiAnswer,
   aiToolCall,
@@ -607,7 +607,7 @@ function isPlaceholder(message: BaseMessage): message is ToolMessage {
   return ToolMessage.isInstance(message) && message.response_metadata?.synthetic === true;
 }
 
-async function runWorkload(handle: TelemetryHandle): Promise<Workload> {
+async function runWorkload(handle: ServedTelemetryHandle): Promise<Workload> {
   const plans = Array.from({ length: THREADS }, (_, index) => planThread(index));
   const truth = groundTruthOf(plans);
   const turnOf = new Map<string, { plan: ThreadPlan; turn: number }>();
@@ -819,7 +819,7 @@ function hasRepeat(ids: readonly string[]): boolean {
 // --- The test --------------------------------------------------------------------------------
 
 describe("a createAgent workload of 200 threads over 3 models, 4 tools and 6 agent stacks", () => {
-  let handle: TelemetryHandle | undefined;
+  let handle: ServedTelemetryHandle | undefined;
   let workload: Workload;
 
   beforeAll(async () => {

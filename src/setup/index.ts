@@ -15,7 +15,10 @@
  * await telemetry.shutdown();
  * ```
  */
+export type { OtlpOptions, OtlpProtocol } from "./otlp.js";
 export type {
+  ServedTelemetryHandle,
+  ServingOptions,
   SpanProcessor,
   StartTelemetryOptions,
   TelemetryHandle,

@@ -1,7 +1,8 @@
 /**
- * Starts OpenTelemetry for an application: the Node SDK, a Prometheus endpoint and the recommended
- * views, and gives back a handle that stops all of it.
+ * Starts OpenTelemetry for an application: the Node SDK with the recommended views, a Prometheus
+ * endpoint to scrape, an OTLP push, or both, and gives back a handle that stops all of it.
  */
+import { randomUUID } from "node:crypto";
 import {
   context,
   createContextKey,
@@ -11,20 +12,33 @@ import {
   ROOT_CONTEXT,
   trace,
 } from "@opentelemetry/api";
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
-import { NodeSDK, type tracing } from "@opentelemetry/sdk-node";
+import type { NodeSDK } from "@opentelemetry/sdk-node";
 import { z } from "zod/v4";
-import { ToolCallResilienceError } from "../core/errors.js";
 import { optionsError } from "../core/policy.js";
 import { INSTRUMENTATION_SCOPE_NAME } from "../telemetry/semconv.js";
 import { PACKAGE_VERSION } from "../version.js";
-import { type MetricView, recommendedViews } from "./views.js";
+import { ToolCallResilienceSetupError } from "./errors.js";
+import {
+  type OtlpOptions,
+  otlpMetricReader,
+  otlpOptionsSchema,
+  otlpSpanProcessor,
+} from "./otlp.js";
+import { loadPrometheusExporter, loadResources, loadSdkNode } from "./sdk.js";
+import type { MetricReader, MetricView, SpanProcessor } from "./sdk-types.js";
+import { recommendedViews } from "./views.js";
 
-/** A span processor of `@opentelemetry/sdk-trace-base`, such as a `BatchSpanProcessor`. */
-export type SpanProcessor = tracing.SpanProcessor;
+export { ToolCallResilienceSetupError } from "./errors.js";
+export type { SpanProcessor } from "./sdk-types.js";
 
 /** Options of {@link startTelemetry}. */
 export interface StartTelemetryOptions {
+  /**
+   * Serve the metrics for Prometheus to scrape, on {@link host}, {@link port} and
+   * {@link endpoint}.
+   * @default true, unless {@link otlp} is given
+   */
+  prometheus?: boolean;
   /**
    * Interface the Prometheus endpoint listens on. Use `"0.0.0.0"` to be scraped from elsewhere.
    * @default "127.0.0.1"
@@ -41,7 +55,16 @@ export interface StartTelemetryOptions {
    */
   endpoint?: string;
   /**
-   * `service.name` of the resource; also read from `OTEL_SERVICE_NAME`.
+   * Push the metrics (and, when asked, the spans) over OTLP/HTTP, to a Collector, Prometheus's
+   * OTLP receiver or a vendor. `true` pushes the metrics where the standard
+   * `OTEL_EXPORTER_OTLP_*` environment variables say, by default `http://localhost:4318`.
+   * Without {@link prometheus}, nothing is served for scraping.
+   * @default false
+   */
+  otlp?: boolean | OtlpOptions;
+  /**
+   * `service.name` of the resource; also read from `OTEL_SERVICE_NAME`. Over OTLP it becomes
+   * Prometheus's `job` label.
    * @default the SDK's default, `unknown_service:node`
    */
   serviceName?: string;
@@ -51,8 +74,9 @@ export interface StartTelemetryOptions {
    */
   views?: readonly MetricView[];
   /**
-   * Span processors, such as a `BatchSpanProcessor` with an OTLP exporter. With none, no tracer
-   * provider and no context manager are registered, and spans are not recorded.
+   * Span processors, such as a `BatchSpanProcessor` with an exporter of your own. With none, and
+   * no `otlp.traces`, no tracer provider and no context manager are registered, and spans are not
+   * recorded.
    * @default []
    */
   spanProcessors?: readonly SpanProcessor[];
@@ -60,77 +84,130 @@ export interface StartTelemetryOptions {
 
 /** What {@link startTelemetry} returns. */
 export interface TelemetryHandle {
-  /** Where Prometheus scrapes the metrics, for example `http://127.0.0.1:9464/metrics`. */
-  readonly metricsUrl: string;
-  /** `false` when `OTEL_SDK_DISABLED=true`: nothing was started and nothing is served. */
+  /**
+   * Where Prometheus scrapes the metrics, for example `http://127.0.0.1:9464/metrics`;
+   * `undefined` when no Prometheus endpoint is served.
+   */
+  readonly metricsUrl: string | undefined;
+  /** `false` when `OTEL_SDK_DISABLED=true`: nothing was started, served or pushed. */
   readonly enabled: boolean;
   /**
-   * Stops the endpoint and the SDK, and unregisters the global providers it registered, so the
-   * process is as it was and `startTelemetry` can be called again. Calling it twice is harmless.
+   * Pushes what is still to be pushed over OTLP, stops the endpoint and the SDK, and unregisters
+   * the global providers it registered, so the process is as it was and `startTelemetry` can be
+   * called again. Calling it twice is harmless.
    */
   shutdown(): Promise<void>;
 }
 
-/** Thrown by {@link startTelemetry} when it cannot start; nothing is left running. */
-export class ToolCallResilienceSetupError extends ToolCallResilienceError {
-  override name = "ToolCallResilienceSetupError";
+/** What {@link startTelemetry} returns when it serves a Prometheus endpoint. */
+export interface ServedTelemetryHandle extends TelemetryHandle {
+  /** Where Prometheus scrapes the metrics, for example `http://127.0.0.1:9464/metrics`. */
+  readonly metricsUrl: string;
 }
 
-const optionsSchema = z.strictObject({
-  host: z.string().min(1, { error: "expected a host name or address" }).default("127.0.0.1"),
-  port: z
-    .int({ error: "expected a TCP port, a whole number from 1 to 65535" })
-    .min(1, { error: "expected a TCP port, a whole number from 1 to 65535" })
-    .max(65535, { error: "expected a TCP port, a whole number from 1 to 65535" })
-    .default(9464),
-  endpoint: z
-    .string()
-    .startsWith("/", { error: 'expected a path that starts with "/", such as "/metrics"' })
-    .default("/metrics"),
-  serviceName: z.string().min(1, { error: "expected a non-empty service name" }).optional(),
-  views: z
-    .array(
-      z.custom<MetricView>((value) => typeof value === "object" && value !== null),
-      {
-        error: "expected an array of view objects, such as recommendedViews()",
-      },
-    )
-    .optional(),
-  spanProcessors: z
-    .array(
-      z.custom<SpanProcessor>(
-        (value) =>
-          typeof value === "object" &&
-          value !== null &&
-          typeof (value as SpanProcessor).onEnd === "function" &&
-          typeof (value as SpanProcessor).shutdown === "function",
-      ),
-      { error: "expected an array of span processors, such as new BatchSpanProcessor(exporter)" },
-    )
-    .default([]),
-});
+/** Options with which {@link startTelemetry} serves a Prometheus endpoint. */
+export type ServingOptions = StartTelemetryOptions &
+  ({ prometheus: true } | { prometheus?: true; otlp?: false });
+
+const PROMETHEUS_KEYS = ["host", "port", "endpoint"] as const;
+
+const optionsSchema = z
+  .strictObject({
+    prometheus: z.boolean({ error: "expected true or false" }).optional(),
+    host: z.string().min(1, { error: "expected a host name or address" }).optional(),
+    port: z
+      .int({ error: "expected a TCP port, a whole number from 1 to 65535" })
+      .min(1, { error: "expected a TCP port, a whole number from 1 to 65535" })
+      .max(65535, { error: "expected a TCP port, a whole number from 1 to 65535" })
+      .optional(),
+    endpoint: z
+      .string()
+      .startsWith("/", { error: 'expected a path that starts with "/", such as "/metrics"' })
+      .optional(),
+    otlp: otlpOptionsSchema,
+    serviceName: z.string().min(1, { error: "expected a non-empty service name" }).optional(),
+    views: z
+      .array(
+        z.custom<MetricView>((value) => typeof value === "object" && value !== null),
+        {
+          error: "expected an array of view objects, such as recommendedViews()",
+        },
+      )
+      .optional(),
+    spanProcessors: z
+      .array(
+        z.custom<SpanProcessor>(
+          (value) =>
+            typeof value === "object" &&
+            value !== null &&
+            typeof (value as SpanProcessor).onEnd === "function" &&
+            typeof (value as SpanProcessor).shutdown === "function",
+        ),
+        { error: "expected an array of span processors, such as new BatchSpanProcessor(exporter)" },
+      )
+      .default([]),
+  })
+  .superRefine((options, issues) => {
+    const { otlp } = options;
+    const prometheus = options.prometheus ?? otlp === undefined;
+    if (!prometheus) {
+      for (const key of PROMETHEUS_KEYS) {
+        if (options[key] === undefined) continue;
+        issues.addIssue({
+          code: "custom",
+          path: [key],
+          message: `configures the Prometheus endpoint, which is not served${options.prometheus === false ? " (prometheus: false)" : " when otlp is given"}; set prometheus: true to serve it beside OTLP`,
+        });
+      }
+    }
+    if (!prometheus && otlp?.metrics !== true) {
+      issues.addIssue({
+        code: "custom",
+        path: otlp === undefined ? ["prometheus"] : ["otlp", "metrics"],
+        message:
+          "the metrics would go nowhere: serve them for Prometheus (prometheus: true) or push them over OTLP (otlp: true)",
+      });
+    }
+    if (otlp !== undefined && !otlp.metrics && !otlp.traces) {
+      issues.addIssue({
+        code: "custom",
+        path: ["otlp"],
+        message: "pushes nothing: set otlp.metrics or otlp.traces to true, or leave otlp out",
+      });
+    }
+  });
 
 /** The option names, for checks that the docs list every one; not part of the public surface. */
 export const startTelemetryOptionNames: readonly string[] = Object.keys(optionsSchema.shape);
 
 /**
- * Starts the OpenTelemetry Node SDK with a Prometheus endpoint and {@link recommendedViews}, for
- * an application that has no OpenTelemetry set up yet. It resolves once the endpoint listens.
- * Only metrics are exported unless span processors are given; no propagator, no instrumentation
+ * Starts the OpenTelemetry Node SDK with {@link recommendedViews}, for an application that has no
+ * OpenTelemetry set up yet: it serves the metrics for Prometheus to scrape (the default), pushes
+ * them over OTLP/HTTP (`otlp`), or both. It resolves once the endpoint listens. Only metrics are
+ * exported unless span processors or `otlp.traces` are given; no propagator, no instrumentation
  * and no log exporter are set up.
  *
- * Needs the optional peer dependencies `@opentelemetry/sdk-node` and
- * `@opentelemetry/exporter-prometheus`. Honors `OTEL_SDK_DISABLED`.
+ * Every process gets a random `service.instance.id` (unless `OTEL_RESOURCE_ATTRIBUTES` sets one),
+ * so that, over OTLP, the processes of one service stay apart as Prometheus `instance`s.
  *
+ * Needs the optional peer dependency `@opentelemetry/sdk-node` (0.200 or later), whose own
+ * Prometheus and OTLP exporters it uses. Honors `OTEL_SDK_DISABLED`, `OTEL_SERVICE_NAME`,
+ * `OTEL_RESOURCE_ATTRIBUTES`, and for OTLP the standard `OTEL_EXPORTER_OTLP_*`,
+ * `OTEL_METRIC_EXPORT_INTERVAL` and `OTEL_METRIC_EXPORT_TIMEOUT` variables.
+ *
+ * @param options.prometheus - serve the metrics for scraping (default: unless `otlp` is given)
  * @param options.host - interface to listen on (default `"127.0.0.1"`)
  * @param options.port - port to listen on (default `9464`)
  * @param options.endpoint - path to serve (default `"/metrics"`)
+ * @param options.otlp - push over OTLP/HTTP: `true`, or {@link OtlpOptions}
  * @param options.serviceName - `service.name` of the resource
  * @param options.views - metric views (default {@link recommendedViews})
  * @param options.spanProcessors - span processors (default none)
  * @throws {ToolCallResilienceOptionsError} when an option is invalid.
- * @throws {ToolCallResilienceSetupError} when a global meter provider, tracer provider or context
- *   manager is already registered, or the endpoint cannot listen (the port is taken, say).
+ * @throws {ToolCallResilienceSetupError} when `@opentelemetry/sdk-node` (or an exporter it should
+ *   bring) is missing, an `OTEL_*` variable it reads is invalid, a global meter provider, tracer
+ *   provider or context manager is already registered, or the endpoint cannot listen (the port is
+ *   taken, say).
  *
  * @example Metrics for Prometheus on 127.0.0.1:9464/metrics
  * ```ts
@@ -140,54 +217,79 @@ export const startTelemetryOptionNames: readonly string[] = Object.keys(optionsS
  * process.on("SIGTERM", () => void telemetry.shutdown());
  * ```
  *
- * @example Spans too, to an OTLP collector
+ * @example Metrics and spans pushed to an OpenTelemetry Collector
  * ```ts
- * import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
- * import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
- *
+ * // OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318
  * const telemetry = await startTelemetry({
- *   port: 9464,
- *   spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+ *   serviceName: "support-agent",
+ *   otlp: { traces: true },
  * });
  * ```
  */
+export async function startTelemetry(options?: ServingOptions): Promise<ServedTelemetryHandle>;
+export async function startTelemetry(options: StartTelemetryOptions): Promise<TelemetryHandle>;
 export async function startTelemetry(
   options: StartTelemetryOptions = {},
 ): Promise<TelemetryHandle> {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, "startTelemetry");
-  const { host, port, endpoint, serviceName, views, spanProcessors } = parsed.data;
-  const metricsUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}${endpoint}`;
+  const { serviceName, views, spanProcessors: givenProcessors } = parsed.data;
+  const { otlp } = parsed.data;
+  const prometheus = parsed.data.prometheus ?? otlp === undefined;
+  const host = parsed.data.host ?? "127.0.0.1";
+  const port = parsed.data.port ?? 9464;
+  const endpoint = parsed.data.endpoint ?? "/metrics";
+  const metricsUrl = prometheus
+    ? `http://${host.includes(":") ? `[${host}]` : host}:${port}${endpoint}`
+    : undefined;
   if (process.env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") {
     return { metricsUrl, enabled: false, shutdown: async () => {} };
   }
-  const tracing = spanProcessors.length > 0;
+  const tracing = givenProcessors.length > 0 || otlp?.traces === true;
   const taken = registeredGlobals(tracing);
   if (taken.length > 0) throw alreadyRegistered(taken);
 
-  const exporter = new PrometheusExporter({ host, port, endpoint, preventServerStart: true });
-  try {
-    await exporter.startServer();
-  } catch (error) {
-    await exporter.stopServer();
-    throw new ToolCallResilienceSetupError(
-      `The Prometheus endpoint could not listen on ${host}:${port}: ${(error as Error).message}`,
-      { cause: error },
-    );
+  // Everything that can fail for a missing package or a bad variable, before anything runs.
+  const purpose = "startTelemetry()";
+  const { NodeSDK } = loadSdkNode(purpose);
+  const resources = loadResources(purpose);
+  const recommended = views === undefined ? recommendedViews() : undefined;
+  const readers: MetricReader[] = [];
+  const spanProcessors = [...givenProcessors];
+  if (otlp?.metrics) readers.push(otlpMetricReader(otlp));
+  if (otlp?.traces) spanProcessors.push(otlpSpanProcessor(otlp));
+
+  let prometheusExporter:
+    | InstanceType<ReturnType<typeof loadPrometheusExporter>["PrometheusExporter"]>
+    | undefined;
+  if (prometheus) {
+    const { PrometheusExporter } = loadPrometheusExporter(purpose);
+    const exporter = new PrometheusExporter({ host, port, endpoint, preventServerStart: true });
+    try {
+      await exporter.startServer();
+    } catch (error) {
+      await exporter.stopServer();
+      throw new ToolCallResilienceSetupError(
+        `The Prometheus endpoint could not listen on ${host}:${port}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    prometheusExporter = exporter;
+    readers.push(exporter as MetricReader);
   }
 
   // Checked again with no await before the registration: a concurrent call may have registered
   // while this one's endpoint was starting.
   const takenMeanwhile = registeredGlobals(tracing);
   if (takenMeanwhile.length > 0) {
-    await exporter.stopServer();
+    await prometheusExporter?.stopServer();
     throw alreadyRegistered(takenMeanwhile);
   }
   let sdk: NodeSDK | undefined;
   const stop = async () => {
     try {
       await sdk?.shutdown();
-      await exporter.stopServer();
+      await prometheusExporter?.stopServer();
     } finally {
       metrics.disable();
       if (tracing) {
@@ -199,9 +301,13 @@ export async function startTelemetry(
   try {
     sdk = new NodeSDK({
       serviceName,
-      metricReaders: [exporter],
-      views: [...(views ?? recommendedViews())],
-      spanProcessors: [...spanProcessors],
+      // Detected attributes (OTEL_RESOURCE_ATTRIBUTES among them) are merged over this one.
+      resource: resources
+        .defaultResource()
+        .merge(resources.resourceFromAttributes({ [ATTR_SERVICE_INSTANCE_ID]: randomUUID() })),
+      metricReaders: readers,
+      views: [...(views ?? recommended ?? [])],
+      spanProcessors,
       // null: register no context manager and no propagator that this handle would then own.
       contextManager: tracing ? undefined : null,
       textMapPropagator: null,
@@ -226,6 +332,9 @@ export async function startTelemetry(
     },
   };
 }
+
+/** `service.instance.id`: the resource attribute that tells the processes of a service apart. */
+const ATTR_SERVICE_INSTANCE_ID = "service.instance.id";
 
 function alreadyRegistered(taken: readonly string[]): ToolCallResilienceSetupError {
   return new ToolCallResilienceSetupError(

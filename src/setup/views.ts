@@ -2,7 +2,6 @@
  * The metric views we recommend for the library's instruments: an attribute allow-list per
  * instrument, cardinality limits, and the duration histogram's buckets in seconds.
  */
-import { metrics as sdkMetrics } from "@opentelemetry/sdk-node";
 import { z } from "zod/v4";
 import { optionsError } from "../core/policy.js";
 import {
@@ -24,9 +23,10 @@ import {
   METRIC_TOOL_CALLS,
   REPAIR_DURATION_BUCKETS,
 } from "../telemetry/semconv.js";
+import { loadSdkMetrics } from "./sdk.js";
+import type { MetricView } from "./sdk-types.js";
 
-/** The view type of `@opentelemetry/sdk-metrics`, as `MeterProvider` and `NodeSDK` take it. */
-export type MetricView = sdkMetrics.ViewOptions;
+export type { MetricView } from "./sdk-types.js";
 
 /** Options of {@link recommendedViews}. */
 export interface RecommendedViewsOptions {
@@ -77,7 +77,11 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
  * these limits to what is recorded between two collections; across collections the middleware's
  * `threadSeriesLimit` bounds the per-thread counter.
  *
+ * Needs the optional peer dependency `@opentelemetry/sdk-node`; the views are made with the
+ * `@opentelemetry/sdk-metrics` it brings.
+ *
  * @throws {ToolCallResilienceOptionsError} when a limit is not a whole number of 2 or more.
+ * @throws {ToolCallResilienceSetupError} when `@opentelemetry/sdk-node` is not installed.
  *
  * @example With your own SDK
  * ```ts
@@ -95,6 +99,7 @@ export function recommendedViews(options: RecommendedViewsOptions = {}): MetricV
   const parsed = viewsOptionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, "recommendedViews");
   const { cardinalityLimit, threadCardinalityLimit } = parsed.data;
+  const sdkMetrics = loadSdkMetrics("recommendedViews()");
   return Object.entries(ALLOWED_ATTRIBUTES).map(([instrumentName, allowed]) => {
     const view: MetricView = {
       meterName: INSTRUMENTATION_SCOPE_NAME,

@@ -15,7 +15,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PLACEHOLDER_CATALOG } from "../../src/index.js";
+import { PLACEHOLDER_CATALOG, REPAIR_DURATION_BUCKETS } from "../../src/index.js";
+import { latestPoints, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
+import { freePort, parseExposition } from "../helpers/prometheus.js";
 import {
   COMPLETION_TEXT,
   type ReceivedRequest,
@@ -145,6 +147,17 @@ let tarball: string;
 let tarballFiles: string[];
 let langChainApp: { readonly dir: string; readonly install: Run };
 let formatsApp: { readonly dir: string; readonly install: Run };
+let setupApp: { readonly dir: string; readonly install: Run };
+
+/**
+ * The ends of the `@opentelemetry/sdk-node` range the package admits, and the API each needs: the
+ * newest release where Node.js can run it (0.300 and later want 22.15), else the lowest.
+ */
+const [nodeMinor] = process.versions.node.split(".").slice(1).map(Number);
+const SDK_RANGE_END =
+  nodeMajor > 22 || (nodeMajor === 22 && (nodeMinor ?? 0) >= 15)
+    ? { which: "newest", sdkNode: "0.301.2", api: "1.10.0" }
+    : { which: "lowest", sdkNode: "0.204.0", api: "1.9.1" };
 
 /** A `node_modules` above the apps would lend them packages they did not install. */
 function ancestorNodeModules(dir: string): string | undefined {
@@ -177,7 +190,7 @@ beforeAll(async () => {
 
   const typescript = `typescript@${testedVersion("typescript")}`;
   const api = `@opentelemetry/api@${testedVersion("@opentelemetry/api")}`;
-  [langChainApp, formatsApp] = await Promise.all([
+  [langChainApp, formatsApp, setupApp] = await Promise.all([
     // The README's install line (the versions tested here), the provider package for its
     // snippet, the setup entry's optional peers, and TypeScript.
     createApp("langchain-app", [
@@ -186,11 +199,17 @@ beforeAll(async () => {
       ),
       langChainOpenAISpec(),
       `@opentelemetry/sdk-node@${testedVersion("@opentelemetry/sdk-node")}`,
-      `@opentelemetry/exporter-prometheus@${testedVersion("@opentelemetry/exporter-prometheus")}`,
       typescript,
     ]),
     // An app on a provider's own SDK: no LangChain, only the API package.
     createApp("formats-app", [tarball, api, typescript]),
+    // The setup entry point on an end of the SDK range: the SDK and its API, nothing else.
+    createApp("setup-app", [
+      tarball,
+      `@opentelemetry/sdk-node@${SDK_RANGE_END.sdkNode}`,
+      `@opentelemetry/api@${SDK_RANGE_END.api}`,
+      typescript,
+    ]),
   ]);
 }, 2 * INSTALL_TIMEOUT_MS);
 
@@ -573,6 +592,22 @@ export const result: FormatRepairResult<unknown> = repairOpenAIChatMessages([], 
     expect(tsc.code).toBe(0);
   });
 
+  it("names the missing peer when startTelemetry() is called without @opentelemetry/sdk-node", async () => {
+    const ran = await node(
+      [
+        "--input-type=module",
+        "-e",
+        `const { startTelemetry } = await import("tool-call-resilience/setup");
+await startTelemetry().catch((error) => console.log(error.name, error.message));`,
+      ],
+      formatsApp.dir,
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(
+      "ToolCallResilienceSetupError startTelemetry() needs the optional peer dependency @opentelemetry/sdk-node; install it: npm install @opentelemetry/sdk-node",
+    );
+  });
+
   it("names the missing peer when the main entry is imported without LangChain", async () => {
     const ran = await node(
       ["--input-type=module", "-e", 'await import("tool-call-resilience")'],
@@ -580,5 +615,111 @@ export const result: FormatRepairResult<unknown> = repairOpenAIChatMessages([], 
     );
     expect(ran.code).not.toBe(0);
     expect(ran.stderr).toMatch(/Cannot find (package|module) '@langchain\//);
+  });
+});
+
+describe(`tool-call-resilience/setup on the ${SDK_RANGE_END.which} @opentelemetry/sdk-node of its range (${SDK_RANGE_END.sdkNode})`, () => {
+  let otlp: OtlpReceiver;
+
+  beforeAll(async () => {
+    otlp = await startOtlpReceiver();
+  });
+
+  afterAll(async () => {
+    await otlp?.close();
+  });
+
+  it("serves the repairs for Prometheus with the recommended views, and pushes the same counts over OTLP", async () => {
+    writeFileSync(
+      join(setupApp.dir, "telemetry.mjs"),
+      `import { startTelemetry } from "tool-call-resilience/setup";
+import { repairOpenAIChatMessages } from "tool-call-resilience/formats";
+
+const telemetry = await startTelemetry({ prometheus: true, port: 0 + Number(process.argv[2]), serviceName: "setup-app", otlp: true });
+const thread = [
+  { role: "user", content: "Find flights" },
+  { role: "assistant", content: null, tool_calls: [
+    { id: "call_1", type: "function", function: { name: "search", arguments: "{}" } },
+    { id: "call_2", type: "function", function: { name: "search", arguments: "{}" } },
+  ] },
+  { role: "user", content: "Never mind" },
+];
+repairOpenAIChatMessages(thread, { logger: false }, { threadId: "t-1", model: "gpt-test" });
+const scraped = await (await fetch(telemetry.metricsUrl)).text();
+await telemetry.shutdown();
+console.log(JSON.stringify({ scraped }));
+`,
+    );
+    const port = await freePort();
+    const ran = await node(["telemetry.mjs", String(port)], setupApp.dir, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    const { scraped } = JSON.parse(ran.stdout) as { scraped: string };
+    const exposition = parseExposition(scraped);
+    expect(exposition.sum("tool_call_resilience_dangling_tool_calls_total")).toBe(2);
+    expect(exposition.sum("tool_call_resilience_model_calls_total")).toBe(1);
+    // The recommended views: the duration histogram has the library's buckets.
+    expect(
+      exposition
+        .find("tool_call_resilience_repair_duration_bucket")
+        .map((sample) => sample.labels.le),
+    ).toEqual([...REPAIR_DURATION_BUCKETS.map(String), "+Inf"]);
+
+    expect(otlp.refused).toEqual([]);
+    const points = latestPoints(otlp.requests).filter(
+      (point) => point.scope.name === "tool-call-resilience",
+    );
+    const total = (metric: string) =>
+      points
+        .filter((point) => point.metric === metric)
+        .reduce((sum, point) => sum + (point.kind === "sum" ? point.value : point.count), 0);
+    expect(total("tool_call_resilience.dangling_tool_calls")).toBe(2);
+    expect(total("tool_call_resilience.model_calls")).toBe(1);
+    expect(points[0]?.resource["service.name"]).toBe("setup-app");
+    expect(points[0]?.resource["service.instance.id"]).toEqual(expect.any(String));
+  });
+
+  it("compiles under nodenext with every declaration file checked, against this SDK's types", async () => {
+    writeFileSync(
+      join(setupApp.dir, "check.ts"),
+      `import { NodeSDK } from "@opentelemetry/sdk-node";
+import {
+  type MetricView,
+  recommendedViews,
+  type ServedTelemetryHandle,
+  startTelemetry,
+  type TelemetryHandle,
+} from "tool-call-resilience/setup";
+
+export const served: Promise<ServedTelemetryHandle> = startTelemetry({ port: 9464 });
+export const pushed: Promise<TelemetryHandle> = startTelemetry({
+  otlp: { endpoint: "http://collector:4318", traces: true, headers: { "x-api-key": "k" } },
+});
+const views: MetricView[] = recommendedViews({ threadCardinalityLimit: 500 });
+export const sdk = new NodeSDK({ views });
+`,
+    );
+    writeFileSync(
+      join(setupApp.dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: [],
+        },
+        files: ["check.ts"],
+      }),
+    );
+    const tsc = await node(
+      ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"],
+      setupApp.dir,
+    );
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.code).toBe(0);
   });
 });

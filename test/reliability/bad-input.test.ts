@@ -17,7 +17,7 @@ import {
   repairToolCalls,
   syntheticReasonOf,
 } from "../../src/index.js";
-import { startTelemetry, type TelemetryHandle } from "../../src/setup/index.js";
+import { type ServedTelemetryHandle, startTelemetry } from "../../src/setup/index.js";
 import { aiCalls, human, toolResult } from "../helpers/history.js";
 import { freePort, scrape } from "../helpers/prometheus.js";
 import { ACCEPTED_BY_ALL, providerViolations } from "../helpers/provider-payloads.js";
@@ -400,7 +400,7 @@ describe("tool names no label was made for", () => {
     "astral 𝒳 and combining é",
     "x".repeat(300),
   ];
-  let handle: TelemetryHandle | undefined;
+  let handle: ServedTelemetryHandle | undefined;
   afterEach(async () => {
     await handle?.shutdown();
     handle = undefined;

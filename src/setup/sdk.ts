@@ -1,0 +1,178 @@
+/**
+ * The OpenTelemetry SDK packages the setup entry point builds on, loaded from the application's
+ * `@opentelemetry/sdk-node` when first needed.
+ *
+ * Each package is required from where `@opentelemetry/sdk-node` itself finds it, so the views,
+ * readers and exporters handed to its `NodeSDK` come from the very copies it runs with, whichever
+ * release of the SDK the application installed: the 0.2xx line, whose entry point also exports
+ * these packages as namespaces, and the 0.3xx line, whose entry point no longer does. A package the
+ * SDK does not bring is then looked up from the application.
+ */
+import { createRequire } from "node:module";
+import type { Attributes } from "@opentelemetry/api";
+import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import type {
+  AggregationType,
+  createAllowListAttributesProcessor,
+  PeriodicExportingMetricReader,
+  PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
+import type { NodeSDK } from "@opentelemetry/sdk-node";
+import type { SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { ToolCallResilienceSetupError } from "./errors.js";
+
+/** The one peer dependency the setup entry point needs. */
+export const SDK_NODE_PACKAGE = "@opentelemetry/sdk-node";
+
+const requireFromHere = createRequire(import.meta.url);
+const loaded = new Map<string, unknown>();
+
+/** A package that neither `@opentelemetry/sdk-node` nor the application could provide. */
+function missing(name: string, purpose: string, cause?: unknown): ToolCallResilienceSetupError {
+  return new ToolCallResilienceSetupError(
+    name === SDK_NODE_PACKAGE
+      ? `${purpose} needs the optional peer dependency ${SDK_NODE_PACKAGE}; install it: npm install ${SDK_NODE_PACKAGE}`
+      : `${purpose} needs ${name}, which the installed ${SDK_NODE_PACKAGE} does not bring; install it: npm install ${name}`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/** Whether `error` says that `name` itself, not something it requires, cannot be found. */
+function isNotFound(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (code === "MODULE_NOT_FOUND" || code === "ERR_MODULE_NOT_FOUND") &&
+    typeof message === "string" &&
+    message.includes(`'${name}'`)
+  );
+}
+
+/** `require` as seen from the entry point of the application's `@opentelemetry/sdk-node`. */
+function requireFromSdk(purpose: string): NodeJS.Require {
+  let entry: string;
+  try {
+    entry = requireFromHere.resolve(SDK_NODE_PACKAGE);
+  } catch (error) {
+    throw missing(SDK_NODE_PACKAGE, purpose, error);
+  }
+  return createRequire(entry);
+}
+
+/**
+ * Loads the first of `names` that `@opentelemetry/sdk-node` brings, or else that the application
+ * has, once per process.
+ *
+ * @param names - packages that serve the same purpose, the preferred first
+ * @param purpose - what needs it, for the error, such as `"startTelemetry({ otlp })"`
+ * @throws {ToolCallResilienceSetupError} when none of them can be found, or one fails to load
+ */
+export function loadSdkPackage<T>(names: readonly [string, ...string[]], purpose: string): T {
+  for (const name of names) {
+    const cached = loaded.get(name);
+    if (cached !== undefined) return cached as T;
+  }
+  const fromSdk = requireFromSdk(purpose);
+  for (const load of [fromSdk, requireFromHere]) {
+    for (const name of names) {
+      try {
+        const module = load(name) as T;
+        loaded.set(name, module);
+        return module;
+      } catch (error) {
+        if (isNotFound(error, name)) continue;
+        throw new ToolCallResilienceSetupError(
+          `${purpose} could not load ${name}: ${(error as Error)?.message ?? String(error)}`,
+          { cause: error },
+        );
+      }
+    }
+  }
+  throw missing(names[0], purpose);
+}
+
+/** What the setup entry point uses of `@opentelemetry/sdk-node`. */
+export interface SdkNodePackage {
+  readonly NodeSDK: typeof NodeSDK;
+}
+
+/** What the setup entry point uses of `@opentelemetry/sdk-metrics`. */
+export interface SdkMetricsPackage {
+  readonly AggregationType: typeof AggregationType;
+  readonly createAllowListAttributesProcessor: typeof createAllowListAttributesProcessor;
+  readonly PeriodicExportingMetricReader: typeof PeriodicExportingMetricReader;
+}
+
+/** A resource of `@opentelemetry/resources`, as far as the setup entry point uses one. */
+export interface SdkResource {
+  merge(other: SdkResource | null): SdkResource;
+}
+
+/** What the setup entry point uses of `@opentelemetry/resources`. */
+export interface ResourcesPackage {
+  defaultResource(): SdkResource;
+  resourceFromAttributes(attributes: Attributes): SdkResource;
+}
+
+/** What the setup entry point uses of `@opentelemetry/exporter-prometheus`. */
+export interface PrometheusExporterPackage {
+  readonly PrometheusExporter: typeof PrometheusExporter;
+}
+
+/** The configuration every OTLP/HTTP exporter takes, as far as the setup entry point sets it. */
+export interface OtlpHttpExporterConfig {
+  url?: string;
+  headers?: Record<string, string>;
+}
+
+/** What the setup entry point uses of an OTLP metric exporter package. */
+export interface OtlpMetricExporterPackage {
+  readonly OTLPMetricExporter: new (config?: OtlpHttpExporterConfig) => PushMetricExporter;
+}
+
+/** What the setup entry point uses of an OTLP trace exporter package. */
+export interface OtlpTraceExporterPackage {
+  readonly OTLPTraceExporter: new (config?: OtlpHttpExporterConfig) => SpanExporter;
+}
+
+/** `@opentelemetry/sdk-trace`, which takes its exporter among its options. */
+interface TraceSdkPackage {
+  readonly BatchSpanProcessor: new (options: { exporter: SpanExporter }) => SpanProcessor;
+}
+
+/** `@opentelemetry/sdk-trace-base`, which takes its exporter first. */
+interface TraceBaseSdkPackage {
+  readonly BatchSpanProcessor: new (exporter: SpanExporter) => SpanProcessor;
+}
+
+/** `@opentelemetry/sdk-node`, whose `NodeSDK` runs everything. */
+export function loadSdkNode(purpose: string): SdkNodePackage {
+  return loadSdkPackage<SdkNodePackage>([SDK_NODE_PACKAGE], purpose);
+}
+
+/** `@opentelemetry/sdk-metrics`: views, attribute processors and the periodic reader. */
+export function loadSdkMetrics(purpose: string): SdkMetricsPackage {
+  return loadSdkPackage<SdkMetricsPackage>(["@opentelemetry/sdk-metrics"], purpose);
+}
+
+/** `@opentelemetry/resources`. */
+export function loadResources(purpose: string): ResourcesPackage {
+  return loadSdkPackage<ResourcesPackage>(["@opentelemetry/resources"], purpose);
+}
+
+/** `@opentelemetry/exporter-prometheus`. */
+export function loadPrometheusExporter(purpose: string): PrometheusExporterPackage {
+  return loadSdkPackage<PrometheusExporterPackage>(["@opentelemetry/exporter-prometheus"], purpose);
+}
+
+/**
+ * A batch span processor for `exporter`, from `@opentelemetry/sdk-trace` where the SDK brings it
+ * (0.223 and later), else from `@opentelemetry/sdk-trace-base`, which takes its exporter otherwise.
+ */
+export function batchSpanProcessor(exporter: SpanExporter, purpose: string): SpanProcessor {
+  const TRACE = "@opentelemetry/sdk-trace";
+  const TRACE_BASE = "@opentelemetry/sdk-trace-base";
+  const sdk = loadSdkPackage<TraceSdkPackage | TraceBaseSdkPackage>([TRACE, TRACE_BASE], purpose);
+  return loaded.get(TRACE) === sdk
+    ? new (sdk as TraceSdkPackage).BatchSpanProcessor({ exporter })
+    : new (sdk as TraceBaseSdkPackage).BatchSpanProcessor(exporter);
+}

@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { danglingToolCallMiddleware, ToolCallResilienceError } from "tool-call-resilience";
-import { startTelemetry, type TelemetryHandle } from "tool-call-resilience/setup";
+import { type ServedTelemetryHandle, startTelemetry } from "tool-call-resilience/setup";
 import { scrape } from "./exposition.js";
 import { createFleet } from "./fleet.js";
 import { DemoOptionsError, HELP, parseDemoOptions } from "./options.js";
@@ -13,6 +13,7 @@ import {
   findOnPath,
   PrometheusPortTakenError,
   type PrometheusServer,
+  SCRAPE_JOB,
   startPrometheus,
 } from "./prometheus-server.js";
 import { spanPrinter } from "./span-printer.js";
@@ -66,11 +67,16 @@ try {
 }
 
 const display = startStatusDisplay(process.stderr);
-let telemetry: TelemetryHandle;
+let telemetry: ServedTelemetryHandle;
 try {
   telemetry = await startTelemetry({
+    prometheus: true,
     port: settings.port,
-    serviceName: "tool-call-resilience-demo",
+    // The job the monitoring bundle watches: over OTLP, service.name becomes the job.
+    serviceName: SCRAPE_JOB,
+    ...(settings.otlp === undefined
+      ? {}
+      : { otlp: { endpoint: settings.otlp, exportIntervalMillis: 1000 } }),
     ...(settings.traces ? { spanProcessors: [spanPrinter((line) => display.log(line))] } : {}),
   });
 } catch (error) {
@@ -82,6 +88,7 @@ let prometheus: PrometheusServer | undefined;
 let exitCode = 0;
 try {
   console.log(`Metrics: ${telemetry.metricsUrl}`);
+  if (settings.otlp !== undefined) console.log(`OTLP: pushing the metrics to ${settings.otlp}`);
   if (settings.prometheus) {
     const binary = findOnPath("prometheus");
     if (binary === undefined) {

@@ -30,6 +30,8 @@ export interface DemoOptions {
   readonly port: number;
   /** Print one line per `repair_tool_calls` span. */
   readonly traces: boolean;
+  /** Base URL of an OTLP/HTTP receiver to push the metrics to as well, or `undefined`. */
+  readonly otlp: string | undefined;
   /** Start the `prometheus` binary with the shipped rules, scraping the demo. */
   readonly prometheus: boolean;
   /** Port for that Prometheus server. */
@@ -71,6 +73,9 @@ Options:
   --seed <n>            seed of every script; the same seed gives the same conversations (default 1)
   --port <n>            port of the metrics endpoint on 127.0.0.1 (default 9464)
   --traces              print one line per repair_tool_calls span
+  --otlp <url>          also push the metrics over OTLP/HTTP, every second, to this base URL:
+                        a Collector (http://localhost:4318) or Prometheus's OTLP receiver
+                        (http://localhost:9090/api/v1/otlp)
   --prometheus          start the prometheus binary (if on the PATH) with the shipped recording and
                         alert rules and a 1 s scrape of the demo; print its URL; stop it on exit
   --prometheus-port <n> port of that Prometheus server (default 9090)
@@ -84,7 +89,8 @@ Ctrl-C stops the fleet, prints the summary and closes every server.
 Examples:
   npm start
   npm start -- --duration 1320 --spike-at 600 --prometheus
-  npm start -- --threads 5 --turns 3 --traces --locale de`;
+  npm start -- --threads 5 --turns 3 --traces --locale de
+  npm start -- --otlp http://localhost:4318`;
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
@@ -107,6 +113,14 @@ function numberOption(
     throw new DemoOptionsError(`--${name} must be ${kind} ${range}, got "${raw}"`);
   }
   return value;
+}
+
+function urlOption(name: string, raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^https?:\/\/[^/\s]/.test(raw) || !URL.canParse(raw)) {
+    throw new DemoOptionsError(`--${name} must be an http:// or https:// URL, got "${raw}"`);
+  }
+  return raw;
 }
 
 /**
@@ -153,6 +167,7 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions | "help" 
     seed: numberOption("seed", values.seed, 1, { integer: true, min: 0, max: 2 ** 32 - 1 }),
     port: numberOption("port", values.port, 9464, { integer: true, min: 1, max: 65_535 }),
     traces: values.traces === true,
+    otlp: urlOption("otlp", values.otlp),
     prometheus,
     prometheusPort: numberOption("prometheus-port", values["prometheus-port"], 9090, {
       integer: true,
@@ -181,6 +196,7 @@ export const DEMO_OPTIONS = {
   seed: { type: "string" },
   port: { type: "string" },
   traces: { type: "boolean" },
+  otlp: { type: "string" },
   prometheus: { type: "boolean" },
   "prometheus-port": { type: "string" },
   hold: { type: "boolean" },

@@ -54,6 +54,13 @@ export interface PrometheusServerOptions {
   readonly port: number;
   /** `host:port` targets to scrape at `/metrics`. */
   readonly targets: readonly string[];
+  /** `job_name` of the scrape. Default: {@link SCRAPE_JOB}. */
+  readonly job?: string;
+  /**
+   * Keep the `job` and `instance` labels the targets expose, as for a Collector's Prometheus
+   * exporter. Default: `false`.
+   */
+  readonly honorLabels?: boolean;
   /** Rule files to load. Default: the shipped ones. */
   readonly ruleFiles?: readonly string[];
   /** Scrape and evaluation interval. Default: `1s`. */
@@ -112,8 +119,9 @@ export async function startPrometheus(options: PrometheusServerOptions): Promise
       rule_files: [...(options.ruleFiles ?? SHIPPED_RULE_FILES)],
       scrape_configs: [
         {
-          job_name: SCRAPE_JOB,
+          job_name: options.job ?? SCRAPE_JOB,
           scrape_interval: interval,
+          honor_labels: options.honorLabels ?? false,
           static_configs: [{ targets: [...options.targets] }],
         },
       ],

@@ -71,6 +71,7 @@ const DEFAULTS: DemoOptions = {
   seed: 1,
   port: 9464,
   traces: false,
+  otlp: undefined,
   prometheus: false,
   prometheusPort: 9090,
   hold: false,
@@ -115,6 +116,17 @@ describe("demo options", () => {
         locale: "pt-BR",
         report: "out/report.json",
       });
+    });
+
+    it("takes --otlp as an http(s) base URL, and refuses anything else naming the option", () => {
+      expect(parsed(["--otlp", "http://localhost:4318"])).toMatchObject({
+        otlp: "http://localhost:4318",
+      });
+      for (const bad of ["localhost:4318", "grpc://collector:4317", "http://"]) {
+        expect(() => parseDemoOptions(["--otlp", bad])).toThrow(
+          new DemoOptionsError(`--otlp must be an http:// or https:// URL, got "${bad}"`),
+        );
+      }
     });
 
     it("turns on --traces and --hold", () => {

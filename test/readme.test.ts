@@ -9,6 +9,7 @@ import { USAGE } from "../src/cli/run.js";
 import { repairOptionsShape } from "../src/core/policy.js";
 import { genAiProviderName, PLACEHOLDER_CATALOG, PLACEHOLDER_REASONS } from "../src/index.js";
 import { middlewareOptionNames } from "../src/middleware.js";
+import { otlpOptionNames } from "../src/setup/otlp.js";
 import { startTelemetryOptionNames } from "../src/setup/start.js";
 import * as semconv from "../src/telemetry/semconv.js";
 
@@ -34,7 +35,7 @@ describe("README", () => {
       readFileSync(new URL("../package.json", import.meta.url), "utf8"),
     ) as { peerDependencies: Record<string, string> };
     const peers = Object.keys(manifest.peerDependencies).filter(
-      (name) => !/^@opentelemetry\/(sdk-node|exporter-prometheus)$/.test(name),
+      (name) => name !== "@opentelemetry/sdk-node",
     );
     expect(peers).toContain("@langchain/core");
     for (const peer of peers) expect(firstBlock.split(/\s+/)).toContain(peer);
@@ -77,6 +78,13 @@ describe("README", () => {
       tableRowsAfter("## Starting OpenTelemetry", telemetryDoc, "docs/telemetry.md"),
     );
     expect(documented.sort()).toEqual([...startTelemetryOptionNames].sort());
+  });
+
+  it("lists every OTLP option of startTelemetry, and only those", () => {
+    const documented = firstColumn(
+      tableRowsAfter("takes these options (`OtlpOptions`)", telemetryDoc, "docs/telemetry.md"),
+    );
+    expect(documented.sort()).toEqual([...otlpOptionNames].sort());
   });
 
   it("names every telemetry constant the code has, in the README or the telemetry reference", () => {

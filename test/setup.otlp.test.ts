@@ -58,6 +58,7 @@ import {
   translatedMetricName,
 } from "./helpers/otlp-translation.js";
 import { freePort, parseExposition, scrape } from "./helpers/prometheus.js";
+import { exporterScopeLabels } from "./helpers/sdk.js";
 
 // --- Receivers, handles and the environment -----------------------------------------------------
 
@@ -251,7 +252,11 @@ describe("startTelemetry({ otlp }) pushing metrics over OTLP/HTTP", () => {
         "tool_call_resilience_repair_duration_seconds_$1",
       );
       const { otel_scope_name, otel_scope_version, ...labels } = sample.labels;
-      expect(otel_scope_name).toBe(INSTRUMENTATION_SCOPE_NAME);
+      expect({ otel_scope_name, otel_scope_version }).toEqual({
+        otel_scope_name: undefined,
+        otel_scope_version: undefined,
+        ...exporterScopeLabels(),
+      });
       const match = pushed.find(name, {
         ...labels,
         job: job as string,

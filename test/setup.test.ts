@@ -74,6 +74,7 @@ import {
 } from "./helpers/agent.js";
 import { aiCalls, type CallSpec, human } from "./helpers/history.js";
 import { type Exposition, freePort, type Sample, scrape } from "./helpers/prometheus.js";
+import { exporterScopeLabels } from "./helpers/sdk.js";
 
 // --- Names as Prometheus shows them, derived from the code's constants ------------------------
 
@@ -131,8 +132,8 @@ const DOCUMENTED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   [METRIC_REPAIR_DURATION]: [ATTR_OUTCOME],
 };
 
-/** The labels the exporter adds to every sample of the library's meter. */
-const SCOPE = { otel_scope_name: INSTRUMENTATION_SCOPE_NAME, otel_scope_version: PACKAGE_VERSION };
+/** The labels the installed exporter adds to every sample of the library's meter. */
+const SCOPE = exporterScopeLabels();
 
 /** The `le` labels of the duration histogram, in order. */
 const BUCKET_LABELS = [...REPAIR_DURATION_BUCKETS.map(String), "+Inf"];
@@ -513,7 +514,7 @@ describe("recommendedViews()", () => {
       expect(samples).toEqual([
         {
           name: sampleName,
-          labels: { ...expected, otel_scope_name: INSTRUMENTATION_SCOPE_NAME },
+          labels: { ...expected, ...exporterScopeLabels(INSTRUMENTATION_SCOPE_NAME, null) },
           value: 1,
         },
       ]);
@@ -552,7 +553,7 @@ describe("recommendedViews()", () => {
         labels: {
           [label(ATTR_REPAIR_KIND)]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
           extra: "x",
-          otel_scope_name: "my-app",
+          ...exporterScopeLabels("my-app", null),
         },
         value: 1,
       },

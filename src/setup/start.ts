@@ -111,6 +111,9 @@ export type ServingOptions = StartTelemetryOptions &
 
 const PROMETHEUS_KEYS = ["host", "port", "endpoint"] as const;
 
+/** `service.instance.id`: the resource attribute that tells the processes of a service apart. */
+const ATTR_SERVICE_INSTANCE_ID = "service.instance.id";
+
 const optionsSchema = z
   .strictObject({
     prometheus: z.boolean({ error: "expected true or false" }).optional(),
@@ -299,20 +302,22 @@ export async function startTelemetry(
     }
   };
   try {
-    sdk = new NodeSDK({
-      serviceName,
-      // Detected attributes (OTEL_RESOURCE_ATTRIBUTES among them) are merged over this one.
-      resource: resources
-        .defaultResource()
-        .merge(resources.resourceFromAttributes({ [ATTR_SERVICE_INSTANCE_ID]: randomUUID() })),
-      metricReaders: readers,
-      views: [...(views ?? recommended ?? [])],
-      spanProcessors,
-      // null: register no context manager and no propagator that this handle would then own.
-      contextManager: tracing ? undefined : null,
-      textMapPropagator: null,
-    } as ConstructorParameters<typeof NodeSDK>[0]);
-    startWithoutLogs(sdk);
+    withoutLogs(() => {
+      sdk = new NodeSDK({
+        serviceName,
+        // Detected attributes (OTEL_RESOURCE_ATTRIBUTES among them) are merged over this one.
+        resource: resources
+          .defaultResource()
+          .merge(resources.resourceFromAttributes({ [ATTR_SERVICE_INSTANCE_ID]: randomUUID() })),
+        metricReaders: readers,
+        views: [...(views ?? recommended ?? [])],
+        spanProcessors,
+        // null: register no context manager and no propagator that this handle would then own.
+        contextManager: tracing ? undefined : null,
+        textMapPropagator: null,
+      } as ConstructorParameters<typeof NodeSDK>[0]);
+      sdk.start();
+    });
   } catch (error) {
     // A view or span processor the SDK refuses: leave nothing running or registered.
     await stop().catch(() => {});
@@ -333,9 +338,6 @@ export async function startTelemetry(
   };
 }
 
-/** `service.instance.id`: the resource attribute that tells the processes of a service apart. */
-const ATTR_SERVICE_INSTANCE_ID = "service.instance.id";
-
 function alreadyRegistered(taken: readonly string[]): ToolCallResilienceSetupError {
   return new ToolCallResilienceSetupError(
     `startTelemetry() sets up OpenTelemetry for an application that has none, but this process already registered a global ${taken.join(", ")}. Shut that SDK down first, or add recommendedViews() and a PrometheusExporter to it instead.`,
@@ -343,17 +345,19 @@ function alreadyRegistered(taken: readonly string[]): ToolCallResilienceSetupErr
 }
 
 /**
- * Starts the SDK without a logger provider. NodeSDK always sets one up, from `OTEL_LOGS_EXPORTER`
- * when no log processors are given; `none` is its documented way to set up none. The variable is
- * set only for the synchronous `start()` and restored at once, so the application's logger
- * provider, registered before or after, is never shadowed or removed.
+ * Runs `setUp` (the SDK's construction and start) without a logger provider. NodeSDK always sets
+ * one up from `OTEL_LOGS_EXPORTER` when no log processors are given (an OTLP log exporter by
+ * default), reading the variable when it is constructed (0.2xx) or started (later); `none` is its
+ * documented way to set up none. The variable is set only while `setUp` runs, synchronously, and
+ * restored at once, so the application's logger provider, registered before or after, is never
+ * shadowed or removed.
  */
-function startWithoutLogs(sdk: NodeSDK): void {
+function withoutLogs(setUp: () => void): void {
   const key = "OTEL_LOGS_EXPORTER";
   const before = process.env[key];
   process.env[key] = "none";
   try {
-    sdk.start();
+    setUp();
   } finally {
     if (before === undefined) delete process.env[key];
     else process.env[key] = before;

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLACEHOLDER_CATALOG, REPAIR_DURATION_BUCKETS } from "../../src/index.js";
 import { latestPoints, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { freePort, parseExposition } from "../helpers/prometheus.js";
+import { SDK_RANGE } from "../helpers/sdk.js";
 import {
   COMPLETION_TEXT,
   type ReceivedRequest,
@@ -150,14 +151,16 @@ let formatsApp: { readonly dir: string; readonly install: Run };
 let setupApp: { readonly dir: string; readonly install: Run };
 
 /**
- * The ends of the `@opentelemetry/sdk-node` range the package admits, and the API each needs: the
- * newest release where Node.js can run it (0.300 and later want 22.15), else the lowest.
+ * The end of the `@opentelemetry/sdk-node` range the setup app installs: the newest release where
+ * Node.js can run it (0.300 and later want 22.15), else the lowest.
  */
-const [nodeMinor] = process.versions.node.split(".").slice(1).map(Number);
-const SDK_RANGE_END =
-  nodeMajor > 22 || (nodeMajor === 22 && (nodeMinor ?? 0) >= 15)
-    ? { which: "newest", sdkNode: "0.301.2", api: "1.10.0" }
-    : { which: "lowest", sdkNode: "0.204.0", api: "1.9.1" };
+const SDK_RANGE_END = (() => {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  const [newMajor = 0, newMinor = 0] = SDK_RANGE.newest.node.split(".").map(Number);
+  const which = major > newMajor || (major === newMajor && minor >= newMinor) ? "newest" : "lowest";
+  const end = SDK_RANGE[which];
+  return { which, sdkNode: end["@opentelemetry/sdk-node"], api: end["@opentelemetry/api"] };
+})();
 
 /** A `node_modules` above the apps would lend them packages they did not install. */
 function ancestorNodeModules(dir: string): string | undefined {
@@ -218,6 +221,18 @@ afterAll(() => {
 });
 
 describe("the packed tarball", () => {
+  it("declares the @opentelemetry/sdk-node range whose ends CI runs the setup entry point against", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      peerDependencies: Record<string, string>;
+    };
+    expect(manifest.peerDependencies["@opentelemetry/sdk-node"]).toBe(
+      `>=${SDK_RANGE.lowest["@opentelemetry/sdk-node"]} <1`,
+    );
+    expect(manifest.peerDependencies["@opentelemetry/api"]).toBe(
+      `^${SDK_RANGE.lowest["@opentelemetry/api"].replace(/\.\d+$/, ".0")}`,
+    );
+  });
+
   it("ships the monitoring bundle a user points Grafana and Prometheus at", () => {
     for (const path of [
       "dashboards/README.md",

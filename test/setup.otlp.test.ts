@@ -5,7 +5,8 @@
  * endpoint of the same process, the standard `OTEL_EXPORTER_OTLP_*` variables, spans on request,
  * and headers that never leak into a log line or an error.
  */
-import { type DiagLogger, DiagLogLevel, diag } from "@opentelemetry/api";
+import { type Context, type DiagLogger, DiagLogLevel, diag, propagation } from "@opentelemetry/api";
+import { createNoopLogger, logs } from "@opentelemetry/api-logs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -83,6 +84,31 @@ async function start(options: StartTelemetryOptions): Promise<TelemetryHandle> {
   const handle = await startTelemetry(options);
   handles.push(handle);
   return handle;
+}
+
+/** Where a Prometheus endpoint started with the defaults would listen. */
+const DEFAULT_PROMETHEUS_URL = "http://127.0.0.1:9464/metrics";
+
+/** Whether something answers HTTP at `url`. */
+async function listens(url: string): Promise<boolean> {
+  try {
+    await (await fetch(url)).arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The lines OpenTelemetry's diagnostic logger receives from now on, warnings and errors. */
+function captureDiagnostics(): string[] {
+  const lines: string[] = [];
+  const record = (...parts: unknown[]) => lines.push(parts.map(String).join(" "));
+  const ignore = () => {};
+  diag.setLogger(
+    { error: record, warn: record, info: ignore, debug: ignore, verbose: ignore },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
+  return lines;
 }
 
 /** An export interval that never elapses during a test: only shutdown() pushes. */
@@ -339,9 +365,94 @@ describe("startTelemetry({ otlp }) pushing metrics over OTLP/HTTP", () => {
 
   it("serves no Prometheus endpoint when it pushes over OTLP, unless asked", async () => {
     const otlp = await receiver();
+    const listeningBefore = await listens(DEFAULT_PROMETHEUS_URL);
     const handle = await start({ otlp: { endpoint: otlp.url } });
     expect(handle.metricsUrl).toBeUndefined();
+    expect(await listens(DEFAULT_PROMETHEUS_URL)).toBe(listeningBefore);
     await handle.shutdown();
+  });
+
+  it("lets a header of otlp.headers win over one of the same name in OTEL_EXPORTER_OTLP_HEADERS, keeping the others", async () => {
+    const otlp = await receiver();
+    vi.stubEnv("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=from-env,x-tenant=acme");
+    await start({
+      otlp: {
+        endpoint: otlp.url,
+        headers: { "x-api-key": "from-options" },
+        exportIntervalMillis: NO_PERIODIC_EXPORT,
+      },
+    });
+    await runWorkload();
+    await handles[0]?.shutdown();
+    expect(otlp.requests[0]?.headers["x-api-key"]).toBe("from-options");
+    expect(otlp.requests[0]?.headers["x-tenant"]).toBe("acme");
+  });
+});
+
+describe("startTelemetry({ otlp }) shutdown()", () => {
+  it("resolves, with every metric pushed, when the receiver refuses the spans (as Prometheus's OTLP receiver does)", async () => {
+    const otlp = await receiver({ status: { traces: 404 }, delayMs: { metrics: 500 } });
+    const warnings = captureDiagnostics();
+    await start({
+      otlp: { endpoint: otlp.url, traces: true, exportIntervalMillis: NO_PERIODIC_EXPORT },
+    });
+    await runWorkload();
+    await expect(handles[0]?.shutdown()).resolves.toBeUndefined();
+
+    expect(otlp.requests.some((request) => request.signal === "traces")).toBe(true);
+    const points = metricsOf(otlp.requests);
+    expect(sumOf(points, METRIC_MODEL_CALLS)).toBe(4);
+    expect(sumOf(points, METRIC_DANGLING_TOOL_CALLS)).toBe(3);
+    expect(warnings.join("\n")).toMatch(/404|Not Found/);
+  });
+
+  it("resolves when the receiver cannot be reached, the model calls having gone on", async () => {
+    vi.stubEnv("OTEL_EXPORTER_OTLP_TIMEOUT", "1000");
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const handle = await start({ otlp: { endpoint: closed, traces: true } });
+    await runWorkload();
+    await expect(handle.shutdown()).resolves.toBeUndefined();
+    await expect(handle.shutdown()).resolves.toBeUndefined();
+  });
+});
+
+describe("what startTelemetry({ otlp }) leaves to the application", () => {
+  it("registers no propagator with spans on, so one the application registers later takes effect", async () => {
+    const otlp = await receiver();
+    await start({ otlp: { endpoint: otlp.url, traces: true } });
+    expect(propagation.fields()).toEqual([]);
+    await handles[0]?.shutdown();
+    expect(propagation.fields()).toEqual([]);
+    const appPropagator = {
+      inject: () => {},
+      extract: (context: Context) => context,
+      fields: () => ["x-app-trace"],
+    };
+    expect(propagation.setGlobalPropagator(appPropagator)).toBe(true);
+    expect(propagation.fields()).toEqual(["x-app-trace"]);
+    propagation.disable();
+  });
+
+  it("sets up no exporter of its own from OTEL_*_EXPORTER, and leaves those variables as they were", async () => {
+    const otlp = await receiver();
+    vi.stubEnv("OTEL_METRICS_EXPORTER", "prometheus,otlp");
+    vi.stubEnv("OTEL_TRACES_EXPORTER", "otlp");
+    vi.stubEnv("OTEL_LOGS_EXPORTER", "otlp");
+    vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.url);
+    const listeningBefore = await listens(DEFAULT_PROMETHEUS_URL);
+    const handle = await start({ prometheus: true, port: await freePort() });
+    expect(await listens(DEFAULT_PROMETHEUS_URL)).toBe(listeningBefore);
+    // No logger provider was registered: the application's own still can be.
+    const appLoggerProvider = { getLogger: () => createNoopLogger() };
+    expect(logs.setGlobalLoggerProvider(appLoggerProvider)).toBe(appLoggerProvider);
+    logs.disable();
+    await runWorkload();
+    await handle.shutdown();
+    // Nothing was pushed: OTLP was not asked for.
+    expect(otlp.requests).toEqual([]);
+    expect(process.env.OTEL_METRICS_EXPORTER).toBe("prometheus,otlp");
+    expect(process.env.OTEL_TRACES_EXPORTER).toBe("otlp");
+    expect(process.env.OTEL_LOGS_EXPORTER).toBe("otlp");
   });
 });
 
@@ -479,7 +590,26 @@ describe("startTelemetry({ otlp }) refusals", () => {
       { otlp: { protocol: "grpc" as "http/json" } },
       /otlp\.protocol: expected "http\/protobuf" or "http\/json"/,
     ],
-    ["a zero export interval", { otlp: { exportIntervalMillis: 0 } }, /otlp\.exportIntervalMillis/],
+    [
+      "an endpoint with a query, which the signal's path would follow",
+      { otlp: { endpoint: "http://collector:4318/?tenant=a" } },
+      /otlp\.endpoint: expected a base URL without a query or a fragment/,
+    ],
+    [
+      "an endpoint that already names the signal's path",
+      { otlp: { endpoint: "http://collector:4318/v1/metrics" } },
+      /otlp\.endpoint: expected the base URL, to which \/v1\/metrics and \/v1\/traces are appended/,
+    ],
+    [
+      "a zero export interval",
+      { otlp: { exportIntervalMillis: 0 } },
+      /otlp\.exportIntervalMillis: expected a whole number of milliseconds, from 1 to 2147483647/,
+    ],
+    [
+      "an export interval longer than a timer can wait",
+      { otlp: { exportIntervalMillis: 2 ** 31 } },
+      /otlp\.exportIntervalMillis: expected a whole number of milliseconds, from 1 to 2147483647/,
+    ],
     ["an unknown OTLP option", { otlp: { url: "x" } as never }, /otlp: unknown key\(s\) url/],
   ])("rejects %s with a ToolCallResilienceOptionsError naming it", async (_, options, message) => {
     const error = await rejectionOf(startTelemetry(options));
@@ -492,6 +622,7 @@ describe("startTelemetry({ otlp }) refusals", () => {
     ["OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/xml"],
     ["OTEL_METRIC_EXPORT_INTERVAL", "soon"],
     ["OTEL_METRIC_EXPORT_TIMEOUT", "-5"],
+    ["OTEL_METRIC_EXPORT_INTERVAL", "2147483648"],
   ])(
     "rejects %s=%s with a ToolCallResilienceSetupError naming the variable, leaving nothing registered",
     async (name, value) => {

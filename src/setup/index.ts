@@ -1,10 +1,10 @@
 /**
  * tool-call-resilience/setup: the optional entry point that starts OpenTelemetry for an
- * application, with a Prometheus endpoint and the views we recommend. The middleware itself never
- * needs it; it uses `@opentelemetry/api` only.
+ * application, with the views we recommend, and a Prometheus endpoint, an OTLP/HTTP push, or both.
+ * The middleware itself never needs it; it uses `@opentelemetry/api` only.
  *
- * Needs the optional peer dependencies `@opentelemetry/sdk-node` and
- * `@opentelemetry/exporter-prometheus`.
+ * Needs the optional peer dependency `@opentelemetry/sdk-node` (0.204 or later), whose own
+ * exporters it uses.
  *
  * @example
  * ```ts
@@ -15,7 +15,7 @@
  * await telemetry.shutdown();
  * ```
  */
-export type { OtlpOptions, OtlpProtocol } from "./otlp.js";
+export type { OtlpOptions, OtlpProtocol } from "./otlp-options.js";
 export type {
   ServedTelemetryHandle,
   ServingOptions,

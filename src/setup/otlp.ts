@@ -1,10 +1,11 @@
 /**
- * The OTLP side of `startTelemetry()`: its options, what it reads from the standard
+ * The OTLP side of `startTelemetry()`: the schema of its options, what it reads from the standard
  * `OTEL_EXPORTER_OTLP_*` and `OTEL_METRIC_EXPORT_*` environment variables, and the metric reader
  * and span processor that push over OTLP/HTTP with the exporters `@opentelemetry/sdk-node` brings.
  */
 import { z } from "zod/v4";
 import { ToolCallResilienceSetupError } from "./errors.js";
+import type { OtlpProtocol } from "./otlp-options.js";
 import {
   batchSpanProcessor,
   loadSdkMetrics,
@@ -15,51 +16,14 @@ import {
 } from "./sdk.js";
 import type { MetricReader, SpanProcessor } from "./sdk-types.js";
 
-/** An OTLP transport `startTelemetry()` can push with: protobuf or JSON over HTTP. */
-export type OtlpProtocol = "http/protobuf" | "http/json";
-
-/** What `startTelemetry()` pushes over OTLP, and where. */
-export interface OtlpOptions {
-  /**
-   * Base URL of the OTLP/HTTP receiver; `/v1/metrics` and `/v1/traces` are appended, as for
-   * `OTEL_EXPORTER_OTLP_ENDPOINT`. For a Collector, `http://collector:4318`; for Prometheus's OTLP
-   * receiver, `http://prometheus:9090/api/v1/otlp`.
-   * @default the exporters' reading of `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`,
-   *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` and `OTEL_EXPORTER_OTLP_ENDPOINT`, else
-   *   `http://localhost:4318`
-   */
-  endpoint?: string;
-  /**
-   * Headers sent with every export, such as an API key; merged over those of
-   * `OTEL_EXPORTER_OTLP_HEADERS`. Their values never appear in an error this library throws.
-   */
-  headers?: Readonly<Record<string, string>>;
-  /**
-   * Encoding: `"http/protobuf"` (what Prometheus's OTLP receiver takes) or `"http/json"`.
-   * @default `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL` or `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (per
-   *   signal), else `OTEL_EXPORTER_OTLP_PROTOCOL`, else `"http/protobuf"`
-   */
-  protocol?: OtlpProtocol;
-  /**
-   * Push the metrics.
-   * @default true
-   */
-  metrics?: boolean;
-  /**
-   * Push spans too, through a batch span processor.
-   * @default false
-   */
-  traces?: boolean;
-  /**
-   * Milliseconds between two metric exports. Each export is cut short after at most this long.
-   * @default `OTEL_METRIC_EXPORT_INTERVAL`, else 60000
-   */
-  exportIntervalMillis?: number;
-}
-
 const PROTOCOLS = ["http/protobuf", "http/json"] as const satisfies readonly OtlpProtocol[];
 
 const protocolError = `expected "http/protobuf" or "http/json" (startTelemetry pushes OTLP over HTTP)`;
+
+/** The longest interval a Node.js timer keeps; a longer one fires at once, every millisecond. */
+const MAX_INTERVAL_MILLIS = 2_147_483_647;
+
+const intervalError = `expected a whole number of milliseconds, from 1 to ${MAX_INTERVAL_MILLIS}`;
 
 const otlpObjectSchema = z.strictObject(
   {
@@ -67,6 +31,13 @@ const otlpObjectSchema = z.strictObject(
       .url({
         protocol: /^https?$/,
         error: 'expected an http:// or https:// URL, such as "http://localhost:4318"',
+      })
+      .refine((url) => !/[?#]/.test(url), {
+        error: "expected a base URL without a query or a fragment",
+      })
+      .refine((url) => !/\/v1\/(metrics|traces)\/*$/.test(url), {
+        error:
+          'expected the base URL, to which /v1/metrics and /v1/traces are appended, such as "http://localhost:4318"',
       })
       .optional(),
     headers: z
@@ -78,8 +49,9 @@ const otlpObjectSchema = z.strictObject(
     metrics: z.boolean({ error: "expected true or false" }).default(true),
     traces: z.boolean({ error: "expected true or false" }).default(false),
     exportIntervalMillis: z
-      .int({ error: "expected a whole number of milliseconds, 1 or more" })
-      .min(1, { error: "expected a whole number of milliseconds, 1 or more" })
+      .int({ error: intervalError })
+      .min(1, { error: intervalError })
+      .max(MAX_INTERVAL_MILLIS, { error: intervalError })
       .optional(),
   },
   { error: "expected true, false or an object of OTLP options" },
@@ -89,7 +61,7 @@ const otlpObjectSchema = z.strictObject(
 export const otlpOptionNames: readonly string[] = Object.keys(otlpObjectSchema.shape);
 
 /**
- * The schema of {@link OtlpOptions}: `true` stands for `{}`, and `false` (like leaving it out) for
+ * The schema of `OtlpOptions`: `true` stands for `{}`, and `false` (like leaving it out) for
  * no OTLP at all.
  */
 export const otlpOptionsSchema = z.preprocess(
@@ -97,7 +69,7 @@ export const otlpOptionsSchema = z.preprocess(
   otlpObjectSchema.optional(),
 );
 
-/** {@link OtlpOptions} after validation, when OTLP is asked for. */
+/** `OtlpOptions` after validation, when OTLP is asked for. */
 export type ParsedOtlpOptions = z.output<typeof otlpObjectSchema>;
 
 /** An OTLP signal and the names the specification gives it. */
@@ -168,10 +140,8 @@ function millisecondsFrom(name: string): number | undefined {
   const value = environmentValue(name);
   if (value === undefined) return undefined;
   const milliseconds = Number(value);
-  if (!Number.isInteger(milliseconds) || milliseconds < 1) {
-    throw new ToolCallResilienceSetupError(
-      `${name} is "${value}": expected a whole number of milliseconds, 1 or more.`,
-    );
+  if (!Number.isInteger(milliseconds) || milliseconds < 1 || milliseconds > MAX_INTERVAL_MILLIS) {
+    throw new ToolCallResilienceSetupError(`${name} is "${value}": ${intervalError}.`);
   }
   return milliseconds;
 }

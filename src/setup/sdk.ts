@@ -2,13 +2,15 @@
  * The OpenTelemetry SDK packages the setup entry point builds on, loaded from the application's
  * `@opentelemetry/sdk-node` when first needed.
  *
- * Each package is required from where `@opentelemetry/sdk-node` itself finds it, so the views,
- * readers and exporters handed to its `NodeSDK` come from the very copies it runs with, whichever
- * release of the SDK the application installed: the 0.2xx line, whose entry point also exports
- * these packages as namespaces, and the 0.3xx line, whose entry point no longer does. A package the
- * SDK does not bring is then looked up from the application.
+ * Each package the SDK depends on is required from where `@opentelemetry/sdk-node` itself finds
+ * it, so the views, readers and exporters handed to its `NodeSDK` come from the very copies it runs
+ * with, whichever release of the SDK the application installed: the 0.2xx line, whose entry point
+ * also exports these packages as namespaces, and the 0.3xx line, whose entry point no longer does.
+ * A package the SDK does not depend on is looked up from the application.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import type { Attributes } from "@opentelemetry/api";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type {
@@ -47,20 +49,53 @@ function isNotFound(error: unknown, name: string): boolean {
   );
 }
 
-/** `require` as seen from the entry point of the application's `@opentelemetry/sdk-node`. */
-function requireFromSdk(purpose: string): NodeJS.Require {
+/** The application's `@opentelemetry/sdk-node`: `require` as seen from it, and what it depends on. */
+interface SdkNodeInstall {
+  readonly require: NodeJS.Require;
+  /** The packages its manifest lists as dependencies; `undefined` when it cannot be read. */
+  readonly dependencies: ReadonlySet<string> | undefined;
+}
+
+let sdkNodeInstall: SdkNodeInstall | undefined;
+
+/** Finds the application's `@opentelemetry/sdk-node`, once per process. */
+function findSdkNode(purpose: string): SdkNodeInstall {
+  if (sdkNodeInstall !== undefined) return sdkNodeInstall;
   let entry: string;
   try {
     entry = requireFromHere.resolve(SDK_NODE_PACKAGE);
   } catch (error) {
     throw missing(SDK_NODE_PACKAGE, purpose, error);
   }
-  return createRequire(entry);
+  sdkNodeInstall = { require: createRequire(entry), dependencies: dependenciesAbove(entry) };
+  return sdkNodeInstall;
 }
 
 /**
- * Loads the first of `names` that `@opentelemetry/sdk-node` brings, or else that the application
- * has, once per process.
+ * The dependencies of `@opentelemetry/sdk-node`, from the manifest above its entry point (its
+ * `exports` do not let `package.json` be required).
+ */
+function dependenciesAbove(entry: string): ReadonlySet<string> | undefined {
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+    const path = join(dir, "package.json");
+    if (!existsSync(path)) continue;
+    try {
+      const manifest = JSON.parse(readFileSync(path, "utf8")) as {
+        name?: unknown;
+        dependencies?: Record<string, unknown>;
+      };
+      if (manifest.name !== SDK_NODE_PACKAGE) continue;
+      return new Set(Object.keys(manifest.dependencies ?? {}));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Loads the first of `names` that `@opentelemetry/sdk-node` depends on, from where it finds it, or
+ * else the first that the application has, once per process.
  *
  * @param names - packages that serve the same purpose, the preferred first
  * @param purpose - what needs it, for the error, such as `"startTelemetry({ otlp })"`
@@ -71,20 +106,23 @@ export function loadSdkPackage<T>(names: readonly [string, ...string[]], purpose
     const cached = loaded.get(name);
     if (cached !== undefined) return cached as T;
   }
-  const fromSdk = requireFromSdk(purpose);
-  for (const load of [fromSdk, requireFromHere]) {
-    for (const name of names) {
-      try {
-        const module = load(name) as T;
-        loaded.set(name, module);
-        return module;
-      } catch (error) {
-        if (isNotFound(error, name)) continue;
-        throw new ToolCallResilienceSetupError(
-          `${purpose} could not load ${name}: ${(error as Error)?.message ?? String(error)}`,
-          { cause: error },
-        );
-      }
+  const sdk = findSdkNode(purpose);
+  const ownNames = names.filter((name) => sdk.dependencies?.has(name) ?? true);
+  const attempts = [
+    ...ownNames.map((name) => [sdk.require, name] as const),
+    ...names.map((name) => [requireFromHere, name] as const),
+  ];
+  for (const [load, name] of attempts) {
+    try {
+      const module = load(name) as T;
+      loaded.set(name, module);
+      return module;
+    } catch (error) {
+      if (isNotFound(error, name)) continue;
+      throw new ToolCallResilienceSetupError(
+        `${purpose} could not load ${name}: ${(error as Error)?.message ?? String(error)}`,
+        { cause: error },
+      );
     }
   }
   throw missing(names[0], purpose);
@@ -165,8 +203,9 @@ export function loadPrometheusExporter(purpose: string): PrometheusExporterPacka
 }
 
 /**
- * A batch span processor for `exporter`, from `@opentelemetry/sdk-trace` where the SDK brings it
- * (0.223 and later), else from `@opentelemetry/sdk-trace-base`, which takes its exporter otherwise.
+ * A batch span processor for `exporter`, from `@opentelemetry/sdk-trace` where the SDK depends on
+ * it (its later releases), else from `@opentelemetry/sdk-trace-base`, which takes its exporter
+ * otherwise.
  */
 export function batchSpanProcessor(exporter: SpanExporter, purpose: string): SpanProcessor {
   const TRACE = "@opentelemetry/sdk-trace";

@@ -7,8 +7,10 @@ import {
   context,
   createContextKey,
   createNoopMeter,
+  diag,
   metrics,
   ProxyTracerProvider,
+  propagation,
   ROOT_CONTEXT,
   trace,
 } from "@opentelemetry/api";
@@ -18,12 +20,8 @@ import { optionsError } from "../core/policy.js";
 import { INSTRUMENTATION_SCOPE_NAME } from "../telemetry/semconv.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { ToolCallResilienceSetupError } from "./errors.js";
-import {
-  type OtlpOptions,
-  otlpMetricReader,
-  otlpOptionsSchema,
-  otlpSpanProcessor,
-} from "./otlp.js";
+import { otlpMetricReader, otlpOptionsSchema, otlpSpanProcessor } from "./otlp.js";
+import type { OtlpOptions } from "./otlp-options.js";
 import { loadPrometheusExporter, loadResources, loadSdkNode } from "./sdk.js";
 import type { MetricReader, MetricView, SpanProcessor } from "./sdk-types.js";
 import { recommendedViews } from "./views.js";
@@ -38,22 +36,22 @@ export interface StartTelemetryOptions {
    * {@link endpoint}.
    * @default true, unless {@link otlp} is given
    */
-  prometheus?: boolean;
+  prometheus?: boolean | undefined;
   /**
    * Interface the Prometheus endpoint listens on. Use `"0.0.0.0"` to be scraped from elsewhere.
    * @default "127.0.0.1"
    */
-  host?: string;
+  host?: string | undefined;
   /**
    * Port of the Prometheus endpoint.
    * @default 9464
    */
-  port?: number;
+  port?: number | undefined;
   /**
    * Path of the Prometheus endpoint.
    * @default "/metrics"
    */
-  endpoint?: string;
+  endpoint?: string | undefined;
   /**
    * Push the metrics (and, when asked, the spans) over OTLP/HTTP, to a Collector, Prometheus's
    * OTLP receiver or a vendor. `true` pushes the metrics where the standard
@@ -61,25 +59,25 @@ export interface StartTelemetryOptions {
    * Without {@link prometheus}, nothing is served for scraping.
    * @default false
    */
-  otlp?: boolean | OtlpOptions;
+  otlp?: boolean | OtlpOptions | undefined;
   /**
    * `service.name` of the resource; also read from `OTEL_SERVICE_NAME`. Over OTLP it becomes
    * Prometheus's `job` label.
    * @default the SDK's default, `unknown_service:node`
    */
-  serviceName?: string;
+  serviceName?: string | undefined;
   /**
    * Metric views. Keep the recommended ones when you add your own.
    * @default recommendedViews()
    */
-  views?: readonly MetricView[];
+  views?: readonly MetricView[] | undefined;
   /**
    * Span processors, such as a `BatchSpanProcessor` with an exporter of your own. With none, and
    * no `otlp.traces`, no tracer provider and no context manager are registered, and spans are not
    * recorded.
    * @default []
    */
-  spanProcessors?: readonly SpanProcessor[];
+  spanProcessors?: readonly SpanProcessor[] | undefined;
 }
 
 /** What {@link startTelemetry} returns. */
@@ -107,7 +105,7 @@ export interface ServedTelemetryHandle extends TelemetryHandle {
 
 /** Options with which {@link startTelemetry} serves a Prometheus endpoint. */
 export type ServingOptions = StartTelemetryOptions &
-  ({ prometheus: true } | { prometheus?: true; otlp?: false });
+  ({ prometheus: true } | { prometheus?: true | undefined; otlp?: false | undefined });
 
 const PROMETHEUS_KEYS = ["host", "port", "endpoint"] as const;
 
@@ -193,7 +191,7 @@ export const startTelemetryOptionNames: readonly string[] = Object.keys(optionsS
  * Every process gets a random `service.instance.id` (unless `OTEL_RESOURCE_ATTRIBUTES` sets one),
  * so that, over OTLP, the processes of one service stay apart as Prometheus `instance`s.
  *
- * Needs the optional peer dependency `@opentelemetry/sdk-node` (0.200 or later), whose own
+ * Needs the optional peer dependency `@opentelemetry/sdk-node` (0.204 or later), whose own
  * Prometheus and OTLP exporters it uses. Honors `OTEL_SDK_DISABLED`, `OTEL_SERVICE_NAME`,
  * `OTEL_RESOURCE_ATTRIBUTES`, and for OTLP the standard `OTEL_EXPORTER_OTLP_*`,
  * `OTEL_METRIC_EXPORT_INTERVAL` and `OTEL_METRIC_EXPORT_TIMEOUT` variables.
@@ -289,11 +287,21 @@ export async function startTelemetry(
     throw alreadyRegistered(takenMeanwhile);
   }
   let sdk: NodeSDK | undefined;
+  let started = false;
   const stop = async () => {
     try {
-      await sdk?.shutdown();
-      await prometheusExporter?.stopServer();
+      // With spans, the SDK's shutdown() stops waiting for the metrics' last push as soon as a
+      // span export fails (Prometheus's OTLP receiver refuses spans): each reader and span
+      // processor pushes what is left on its own first, at the cost of one more metrics push.
+      if (started && spanProcessors.length > 0) {
+        await settle(
+          "push what was left",
+          [...readers, ...spanProcessors].map((flushable) => flushable.forceFlush()),
+        );
+      }
+      await settle("stop the SDK", [sdk?.shutdown()]);
     } finally {
+      await settle("stop the Prometheus endpoint", [prometheusExporter?.stopServer()]);
       metrics.disable();
       if (tracing) {
         trace.disable();
@@ -302,7 +310,7 @@ export async function startTelemetry(
     }
   };
   try {
-    withoutLogs(() => {
+    startWithoutExtras(() => {
       sdk = new NodeSDK({
         serviceName,
         // Detected attributes (OTEL_RESOURCE_ATTRIBUTES among them) are merged over this one.
@@ -317,6 +325,7 @@ export async function startTelemetry(
         textMapPropagator: null,
       } as ConstructorParameters<typeof NodeSDK>[0]);
       sdk.start();
+      started = true;
     });
   } catch (error) {
     // A view or span processor the SDK refuses: leave nothing running or registered.
@@ -345,22 +354,55 @@ function alreadyRegistered(taken: readonly string[]): ToolCallResilienceSetupErr
 }
 
 /**
- * Runs `setUp` (the SDK's construction and start) without a logger provider. NodeSDK always sets
- * one up from `OTEL_LOGS_EXPORTER` when no log processors are given (an OTLP log exporter by
- * default), reading the variable when it is constructed (0.2xx) or started (later); `none` is its
- * documented way to set up none. The variable is set only while `setUp` runs, synchronously, and
- * restored at once, so the application's logger provider, registered before or after, is never
- * shadowed or removed.
+ * The variables from which NodeSDK sets up exporters of its own where it is given none: a logger
+ * provider always (an OTLP log exporter by default), and on 0.2xx metric readers beside the ones
+ * it is given (a Prometheus exporter that listens at once, for `prometheus`). `none` is their
+ * documented way to set up nothing. Some releases read them when NodeSDK is constructed, others
+ * when it starts.
  */
-function withoutLogs(setUp: () => void): void {
-  const key = "OTEL_LOGS_EXPORTER";
-  const before = process.env[key];
-  process.env[key] = "none";
+const SDK_EXPORTER_VARIABLES = [
+  "OTEL_LOGS_EXPORTER",
+  "OTEL_METRICS_EXPORTER",
+  "OTEL_TRACES_EXPORTER",
+];
+
+/**
+ * Runs `setUp` (the SDK's construction and start) so that it sets up nothing but what it is
+ * given: {@link SDK_EXPORTER_VARIABLES} read `none` while it runs, synchronously, and are restored
+ * at once, so the application's own providers, registered before or after, are never shadowed or
+ * removed; and a propagator the SDK registers despite `textMapPropagator: null` (0.2xx does with
+ * spans) is unregistered, unless the application had one already.
+ */
+function startWithoutExtras(setUp: () => void): void {
+  const before = SDK_EXPORTER_VARIABLES.map((name) => [name, process.env[name]] as const);
+  const hadPropagator = propagation.fields().length > 0;
+  for (const name of SDK_EXPORTER_VARIABLES) process.env[name] = "none";
   try {
     setUp();
   } finally {
-    if (before === undefined) delete process.env[key];
-    else process.env[key] = before;
+    for (const [name, value] of before) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    if (!hadPropagator && propagation.fields().length > 0) propagation.disable();
+  }
+}
+
+/**
+ * Waits for every one of `steps` to settle and reports those that failed through OpenTelemetry's
+ * diagnostic logger, so that shutting down never rejects: an export that fails (a receiver down or
+ * refusing) is the SDK's to report, not the application's to handle.
+ */
+async function settle(what: string, steps: readonly (Promise<unknown> | undefined)[]) {
+  for (const result of await Promise.allSettled(steps)) {
+    if (result.status === "fulfilled") continue;
+    try {
+      diag.warn(
+        `tool-call-resilience: shutdown() could not ${what}: ${(result.reason as Error)?.message ?? String(result.reason)}`,
+      );
+    } catch {
+      // A diagnostic logger that throws changes nothing here.
+    }
   }
 }
 

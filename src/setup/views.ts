@@ -86,7 +86,7 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
  * @example With your own SDK
  * ```ts
  * import { NodeSDK } from "@opentelemetry/sdk-node";
- * import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+ * import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"; // your own exporter
  * import { recommendedViews } from "tool-call-resilience/setup";
  *
  * new NodeSDK({

@@ -109,8 +109,16 @@ export interface OtlpReceiver {
 
 /** Options of {@link startOtlpReceiver}. */
 export interface OtlpReceiverOptions {
-  /** HTTP status to answer every export with, such as 401 to play a receiver that refuses. */
-  readonly status?: number;
+  /**
+   * HTTP status to answer every export with, such as 401 to play a receiver that refuses, or one
+   * per signal (Prometheus's OTLP receiver answers 404 to traces).
+   */
+  readonly status?: number | Readonly<Partial<Record<"metrics" | "traces", number>>>;
+  /**
+   * Milliseconds a signal's export takes to be stored and answered, to play a slow receiver: a
+   * request counts among `requests` only once it has been answered.
+   */
+  readonly delayMs?: Readonly<Partial<Record<"metrics" | "traces", number>>>;
 }
 
 // --- Decoding ------------------------------------------------------------------------------------
@@ -254,6 +262,8 @@ export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Prom
         }
         const contentType = String(request.headers["content-type"] ?? "");
         const decoded = decode(signal, contentType, await bodyOf(request));
+        const delay = options.delayMs?.[signal] ?? 0;
+        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
         requests.push({
           signal,
           contentType,
@@ -265,7 +275,8 @@ export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Prom
           waiters.splice(waiters.indexOf(waiter), 1);
           waiter.resolve();
         }
-        const status = options.status ?? 200;
+        const status =
+          typeof options.status === "number" ? options.status : (options.status?.[signal] ?? 200);
         response.writeHead(status, { "content-type": contentType || "application/json" });
         response.end(contentType.startsWith("application/json") && status === 200 ? "{}" : "");
       } catch (error) {

@@ -162,6 +162,13 @@ const SDK_RANGE_END = (() => {
   return { which, sdkNode: end["@opentelemetry/sdk-node"], api: end["@opentelemetry/api"] };
 })();
 
+/** The lowest zod the package's `dependencies` admit. */
+const LOWEST_ZOD = (
+  JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    dependencies: Record<string, string>;
+  }
+).dependencies.zod?.match(/^\^(\d+\.\d+\.\d+)/)?.[1] as string;
+
 /** A `node_modules` above the apps would lend them packages they did not install. */
 function ancestorNodeModules(dir: string): string | undefined {
   for (let current = dirname(dir); ; current = dirname(current)) {
@@ -206,11 +213,13 @@ beforeAll(async () => {
     ]),
     // An app on a provider's own SDK: no LangChain, only the API package.
     createApp("formats-app", [tarball, api, typescript]),
-    // The setup entry point on an end of the SDK range: the SDK and its API, nothing else.
+    // The setup entry point on an end of the SDK range: the SDK and its API, nothing else; and
+    // the lowest zod the package admits, whose types its declarations must compile against.
     createApp("setup-app", [
       tarball,
       `@opentelemetry/sdk-node@${SDK_RANGE_END.sdkNode}`,
       `@opentelemetry/api@${SDK_RANGE_END.api}`,
+      `zod@${LOWEST_ZOD}`,
       typescript,
     ]),
   ]);
@@ -713,6 +722,12 @@ export const pushed: Promise<TelemetryHandle> = startTelemetry({
 });
 const views: MetricView[] = recommendedViews({ threadCardinalityLimit: 500 });
 export const sdk = new NodeSDK({ views });
+
+export async function pushedUrl(): Promise<string> {
+  const handle = await startTelemetry({ otlp: true });
+  // @ts-expect-error Pushing over OTLP alone, there may be no endpoint: metricsUrl is string | undefined.
+  return handle.metricsUrl;
+}
 `,
     );
     writeFileSync(
@@ -730,6 +745,10 @@ export const sdk = new NodeSDK({ views });
         files: ["check.ts"],
       }),
     );
+    // The package uses the app's zod, the lowest it admits.
+    expect(
+      existsSync(join(setupApp.dir, "node_modules/tool-call-resilience/node_modules/zod")),
+    ).toBe(false);
     const tsc = await node(
       ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"],
       setupApp.dir,

@@ -69,6 +69,29 @@ function node(args: readonly string[], cwd: string, env?: Record<string, string>
   return run(process.execPath, args, cwd, env);
 }
 
+/**
+ * Runs the app's TypeScript on `file` as a strict `nodenext` project that checks every declaration
+ * file (`skipLibCheck: false`) and no ambient types.
+ */
+async function typecheck(dir: string, file: string): Promise<Run> {
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: [],
+      },
+      files: [file],
+    }),
+  );
+  return node(["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], dir);
+}
+
 /** The version of a package this repository was tested with, from its own install. */
 function testedVersion(name: string): string {
   const manifest = JSON.parse(
@@ -593,25 +616,7 @@ const options: ToolCallRepairOptions = { logger: false };
 export const result: FormatRepairResult<unknown> = repairOpenAIChatMessages([], options);
 `,
     );
-    writeFileSync(
-      join(formatsApp.dir, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          module: "nodenext",
-          moduleResolution: "nodenext",
-          target: "es2022",
-          strict: true,
-          noEmit: true,
-          skipLibCheck: false,
-          types: [],
-        },
-        files: ["check.ts"],
-      }),
-    );
-    const tsc = await node(
-      ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"],
-      formatsApp.dir,
-    );
+    const tsc = await typecheck(formatsApp.dir, "check.ts");
     expect(tsc.stdout + tsc.stderr).toBe("");
     expect(tsc.code).toBe(0);
   });
@@ -730,29 +735,11 @@ export async function pushedUrl(): Promise<string> {
 }
 `,
     );
-    writeFileSync(
-      join(setupApp.dir, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          module: "nodenext",
-          moduleResolution: "nodenext",
-          target: "es2022",
-          strict: true,
-          noEmit: true,
-          skipLibCheck: false,
-          types: [],
-        },
-        files: ["check.ts"],
-      }),
-    );
     // The package uses the app's zod, the lowest it admits.
     expect(
       existsSync(join(setupApp.dir, "node_modules/tool-call-resilience/node_modules/zod")),
     ).toBe(false);
-    const tsc = await node(
-      ["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"],
-      setupApp.dir,
-    );
+    const tsc = await typecheck(setupApp.dir, "check.ts");
     expect(tsc.stdout + tsc.stderr).toBe("");
     expect(tsc.code).toBe(0);
   });

@@ -67,25 +67,34 @@ function findSdkNode(purpose: string): SdkNodeInstall {
   } catch (error) {
     throw missing(SDK_NODE_PACKAGE, purpose, error);
   }
-  sdkNodeInstall = { require: createRequire(entry), dependencies: dependenciesAbove(entry) };
+  const dependencies = manifestAbove(entry, SDK_NODE_PACKAGE)?.dependencies;
+  sdkNodeInstall = {
+    require: createRequire(entry),
+    dependencies: dependencies === undefined ? undefined : new Set(Object.keys(dependencies)),
+  };
   return sdkNodeInstall;
 }
 
+/** What the setup entry point reads of a package's manifest. */
+export interface PackageManifest {
+  readonly version?: string;
+  readonly dependencies?: Readonly<Record<string, unknown>>;
+}
+
 /**
- * The dependencies of `@opentelemetry/sdk-node`, from the manifest above its entry point (its
- * `exports` do not let `package.json` be required).
+ * The manifest of the package `name`, found above one of its files (such as its entry point):
+ * packages whose `exports` do not let `package.json` be required still have one there.
+ * `undefined` when there is none, or it cannot be read.
  */
-function dependenciesAbove(entry: string): ReadonlySet<string> | undefined {
-  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+export function manifestAbove(file: string, name: string): PackageManifest | undefined {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
     const path = join(dir, "package.json");
     if (!existsSync(path)) continue;
     try {
-      const manifest = JSON.parse(readFileSync(path, "utf8")) as {
+      const manifest = JSON.parse(readFileSync(path, "utf8")) as PackageManifest & {
         name?: unknown;
-        dependencies?: Record<string, unknown>;
       };
-      if (manifest.name !== SDK_NODE_PACKAGE) continue;
-      return new Set(Object.keys(manifest.dependencies ?? {}));
+      if (manifest.name === name) return manifest;
     } catch {
       return undefined;
     }

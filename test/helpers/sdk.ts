@@ -2,10 +2,9 @@
  * What the installed `@opentelemetry/sdk-node` brings, for tests that run against either end of
  * the peer range (CI runs the setup suites once more with the lowest and the newest release).
  */
-import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { INSTRUMENTATION_SCOPE_NAME, PACKAGE_VERSION } from "../../src/index.js";
+import { manifestAbove } from "../../src/setup/sdk.js";
 import range from "../sdk-range.json" with { type: "json" };
 
 /** An end of the `@opentelemetry/sdk-node` peer range, with the API and Node.js it needs. */
@@ -26,16 +25,9 @@ export const SDK_RANGE: Readonly<{ lowest: SdkRangeEnd; newest: SdkRangeEnd }> =
 /** The version of a package as `@opentelemetry/sdk-node` resolves it (the copy it runs with). */
 export function sdkPackageVersion(name: string): string {
   const fromSdk = createRequire(createRequire(import.meta.url).resolve("@opentelemetry/sdk-node"));
-  for (let dir = dirname(fromSdk.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
-    const manifest = join(dir, "package.json");
-    if (!existsSync(manifest)) continue;
-    const { name: found, version } = JSON.parse(readFileSync(manifest, "utf8")) as {
-      name?: string;
-      version: string;
-    };
-    if (found === name) return version;
-  }
-  throw new Error(`no package.json of ${name} above its entry point`);
+  const version = manifestAbove(fromSdk.resolve(name), name)?.version;
+  if (version === undefined) throw new Error(`no package.json of ${name} above its entry point`);
+  return version;
 }
 
 /**

@@ -658,13 +658,13 @@ describe(`tool-call-resilience/setup on the ${SDK_RANGE_END.which} @opentelemetr
     await otlp?.close();
   });
 
-  it("serves the repairs for Prometheus with the recommended views, and pushes the same counts over OTLP", async () => {
+  it("serves the repairs for Prometheus with the recommended views, and pushes the same counts and the repair's span over OTLP", async () => {
     writeFileSync(
       join(setupApp.dir, "telemetry.mjs"),
       `import { startTelemetry } from "tool-call-resilience/setup";
 import { repairOpenAIChatMessages } from "tool-call-resilience/formats";
 
-const telemetry = await startTelemetry({ prometheus: true, port: 0 + Number(process.argv[2]), serviceName: "setup-app", otlp: true });
+const telemetry = await startTelemetry({ prometheus: true, port: 0 + Number(process.argv[2]), serviceName: "setup-app", otlp: { traces: true } });
 const thread = [
   { role: "user", content: "Find flights" },
   { role: "assistant", content: null, tool_calls: [
@@ -707,6 +707,10 @@ console.log(JSON.stringify({ scraped }));
     expect(total("tool_call_resilience.model_calls")).toBe(1);
     expect(points[0]?.resource["service.name"]).toBe("setup-app");
     expect(points[0]?.resource["service.instance.id"]).toEqual(expect.any(String));
+    // The span, through the batch span processor of the trace SDK this sdk-node depends on.
+    const spans = otlp.requests.flatMap((request) => request.spans);
+    expect(spans.map((span) => span.name)).toEqual(["repair_tool_calls"]);
+    expect(spans[0]?.resource["service.name"]).toBe("setup-app");
   });
 
   it("compiles under nodenext with every declaration file checked, against this SDK's types", async () => {

@@ -10,7 +10,7 @@ import {
   AI_SDK_MARKER_KEY,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   type MessageFormat,
   repairAnthropicMessages,
   repairInFormat,
@@ -176,7 +176,7 @@ describe("repairOpenAIChatMessages", () => {
       }),
     ).toBe(1);
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         "gen_ai.conversation.id": "thread-7",
       }),
     ).toBe(1);

@@ -16,7 +16,7 @@ import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   SPAN_REPAIR_TOOL_CALLS,
 } from "../src/index.js";
 import {
@@ -97,7 +97,7 @@ describe("telemetry in createAgent", () => {
       2,
     );
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
-    expect(await metrics.sum(METRIC_THREAD_DANGLING_TOOL_CALLS)).toBe(1);
+    expect(await metrics.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toBe(1);
     expect(tracing.spans(SPAN_REPAIR_TOOL_CALLS)).toHaveLength(2);
   });
 
@@ -154,18 +154,27 @@ describe("telemetry in createAgent", () => {
           onThread("moving"),
         );
       }
-      return [
-        await first.metrics.sum(METRIC_DANGLING_TOOL_CALLS),
-        await second.metrics.sum(METRIC_DANGLING_TOOL_CALLS),
-      ];
+      return {
+        dangling: [
+          await first.metrics.sum(METRIC_DANGLING_TOOL_CALLS),
+          await second.metrics.sum(METRIC_DANGLING_TOOL_CALLS),
+        ],
+        repairs: [
+          await first.metrics.sum(METRIC_REPAIRS),
+          await second.metrics.sum(METRIC_REPAIRS),
+        ],
+      };
     }
 
-    it("is counted again by the next process without persist (its memory is per process)", async () => {
-      expect(await moveThread(false)).toEqual([1, 1]);
+    it("is not counted again by the next process without persist: the first answered over it", async () => {
+      // The next process's memory has never seen the call, but the first process's answer to h2
+      // follows it in the history: that model call carried it, and counted it. It is still
+      // repaired on each of the next process's model calls.
+      expect(await moveThread(false)).toEqual({ dangling: [1, 0], repairs: [1, 2] });
     });
 
     it("is counted once anywhere with persist, as the repair is in the checkpoint", async () => {
-      expect(await moveThread(true)).toEqual([1, 0]);
+      expect((await moveThread(true)).dangling).toEqual([1, 0]);
     });
   });
 });

@@ -3,6 +3,7 @@
  * call and its outcome, tool calls as the models issue them, each dangling call once, every
  * repair, one span per repair, and nothing that can break the model call.
  */
+import { createHash, createHmac } from "node:crypto";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { metrics, trace } from "@opentelemetry/api";
 import type { MeterProvider } from "@opentelemetry/sdk-metrics";
@@ -17,7 +18,6 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_MESSAGE_COUNT,
   ATTR_MESSAGE_INDEX,
-  ATTR_METRIC_OVERFLOW,
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_COUNT,
@@ -32,7 +32,7 @@ import {
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   PACKAGE_VERSION,
   SPAN_REPAIR_TOOL_CALLS,
@@ -166,7 +166,7 @@ describe("model calls", () => {
       [METRIC_TOOL_CALLS, "{call}"],
       [METRIC_DANGLING_TOOL_CALLS, "{call}"],
       [METRIC_REPAIRS, "{repair}"],
-      [METRIC_THREAD_DANGLING_TOOL_CALLS, "{call}"],
+      [METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, "{call}"],
       [METRIC_REPAIR_DURATION, "s"],
     ];
     for (const [name, unit] of expected) {
@@ -238,7 +238,7 @@ describe("dangling calls", () => {
     expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "placeholder_inserted" })).toBe(
       3,
     );
-    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toEqual([
+    expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toEqual([
       {
         attributes: { [ATTR_GEN_AI_CONVERSATION_ID]: "t1", [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1" },
         value: 1,
@@ -252,7 +252,7 @@ describe("dangling calls", () => {
     call(requestOn("t2", danglingThread()));
     call(requestOn("t1", danglingThread()));
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
-    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toHaveLength(2);
+    expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toHaveLength(2);
   });
 
   it("counts a call again once its memory has forgotten it (countOnceMemory)", async () => {
@@ -300,52 +300,95 @@ describe("dangling calls", () => {
   it("records no per-thread series with threadMetrics: false, and still counts the call", async () => {
     const { metrics, call } = instrumented({ threadMetrics: false });
     call(requestOn("t1", danglingThread()));
-    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toEqual([]);
+    expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toEqual([]);
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
   });
 
-  it("keeps threadSeriesLimit threads on the per-thread counter, scrape after scrape, and counts the others in the overflow series", async () => {
-    const { metrics, call } = instrumented({ threadSeriesLimit: 2 });
-    const seriesAfterEachCollection: number[] = [];
-    for (const thread of ["t1", "t2", "t3", "t4", "t1"]) {
-      call(
-        requestOn(thread, [
-          ...danglingThread(),
-          aiCalls([`call_${thread}_2`, "search"]),
-          human("?"),
-        ]),
-      );
-      seriesAfterEachCollection.push(
-        (await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).length,
-      );
+  it("reports a thread only while its dangling calls are within threadWindow, then drops it", async () => {
+    vi.useFakeTimers({ now: new Date("2025-06-01T12:00:00Z"), toFake: ["Date"] });
+    try {
+      const { metrics, call } = instrumented({ threadWindow: 60 });
+      call(requestOn("t1", danglingThread()));
+      vi.advanceTimersByTime(30_000);
+      call(requestOn("t2", danglingThread()));
+      const threads = async () =>
+        (await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).map(
+          (point) => point.attributes[ATTR_GEN_AI_CONVERSATION_ID],
+        );
+      expect(await threads()).toEqual(["t2", "t1"]); // one each: the most recent first
+      vi.advanceTimersByTime(29_000); // t1's call is 59 s old
+      expect(await threads()).toEqual(["t2", "t1"]);
+      vi.advanceTimersByTime(6_000); // 65 s: past the window and its last bucket (4 s)
+      expect(await threads()).toEqual(["t2"]);
+      // Seen again, t1's call is not counted again, so it does not come back.
+      call(requestOn("t1", danglingThread()));
+      expect(await threads()).toEqual(["t2"]);
+      vi.advanceTimersByTime(60_000);
+      expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toEqual([]);
+      // The counter keeps both calls, once each.
+      expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
+    } finally {
+      vi.useRealTimers();
     }
-    // Cumulative series are kept from one collection to the next, so the bound must hold across
-    // collections, not only within one: the first two threads keep theirs, and one overflow series.
-    expect(seriesAfterEachCollection).toEqual([1, 2, 3, 3, 3]);
-    const points = await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS);
-    expect(points).toEqual(
-      expect.arrayContaining([
-        {
-          attributes: {
-            [ATTR_GEN_AI_CONVERSATION_ID]: "t1",
-            [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
-          },
-          value: 2,
-        },
-        {
-          attributes: {
-            [ATTR_GEN_AI_CONVERSATION_ID]: "t2",
-            [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
-          },
-          value: 2,
-        },
-        { attributes: { [ATTR_METRIC_OVERFLOW]: true }, value: 4 },
-      ]),
-    );
-    expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(8);
   });
 
-  it("shares the thread series budget of a meter provider between middleware with the same limit", async () => {
+  it("reports the threadSeriesLimit threads with the most dangling calls, ties to the most recent", async () => {
+    vi.useFakeTimers({ now: new Date("2025-06-01T12:00:00Z"), toFake: ["Date"] });
+    try {
+      const { metrics, call } = instrumented({ threadSeriesLimit: 2 });
+      const withCalls = (thread: string, count: number) => [
+        human("go"),
+        aiCalls(
+          ...Array.from({ length: count }, (_, index) => [`${thread}_${index}`, "search"] as const),
+        ),
+        human("?"),
+      ];
+      for (const [thread, count] of [
+        ["few", 1],
+        ["most", 3],
+        ["tied_old", 2],
+        ["tied_new", 2],
+      ] as const) {
+        call(requestOn(thread, withCalls(thread, count)));
+        vi.advanceTimersByTime(1_000);
+      }
+      const points = await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS);
+      expect(points).toEqual([
+        {
+          attributes: {
+            [ATTR_GEN_AI_CONVERSATION_ID]: "most",
+            [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          },
+          value: 3,
+        },
+        {
+          attributes: {
+            [ATTR_GEN_AI_CONVERSATION_ID]: "tied_new",
+            [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          },
+          value: 2,
+        },
+      ]);
+      // No overflow series: the threads left out are simply not reported.
+      expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(8);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("is a gauge of the library's scope, with no _total and no overflow series", async () => {
+    const harness = metricsHarness();
+    const hook = danglingToolCallMiddleware({ logger: false, meterProvider: harness.meterProvider })
+      .wrapModelCall as unknown as (request: FakeRequest, handler: Handler) => unknown;
+    hook(requestOn("t1", danglingThread()), answer);
+    expect(await harness.descriptor(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toMatchObject({
+      name: "tool_call_resilience.thread.recent_dangling_tool_calls",
+      unit: "{call}",
+      scope: { name: INSTRUMENTATION_SCOPE_NAME, version: PACKAGE_VERSION },
+    });
+  });
+
+  it("shares the per-thread series of a meter provider between middleware", async () => {
     const harness = metricsHarness();
     const hooks = [1, 2].map(
       () =>
@@ -356,11 +399,19 @@ describe("dangling calls", () => {
         }).wrapModelCall as unknown as (request: FakeRequest, handler: Handler) => unknown,
     );
     hooks[0]?.(requestOn("t1", danglingThread()), answer);
-    hooks[1]?.(requestOn("t2", danglingThread()), answer);
-    const threads = (await harness.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).map(
-      (point) => point.attributes[ATTR_GEN_AI_CONVERSATION_ID] ?? "overflow",
+    hooks[1]?.(
+      requestOn("t2", [
+        human("go"),
+        aiCalls(["call_1", "search"], ["call_2", "search"]),
+        human("?"),
+      ]),
+      answer,
     );
-    expect(threads.sort()).toEqual(["overflow", "t1"]);
+    const threads = (await harness.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).map(
+      (point) => [point.attributes[ATTR_GEN_AI_CONVERSATION_ID], point.value],
+    );
+    // One set of series of at most one, whichever middleware counted: the worst thread.
+    expect(threads).toEqual([["t2", 2]]);
   });
 
   it("counts an id-less call of a run without a thread at each sighting, never merging runs", async () => {
@@ -375,11 +426,180 @@ describe("dangling calls", () => {
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
   });
 
+  describe("in a process that has not seen the call before (a restart, another replica)", () => {
+    /** call_1 dangles, the user writes again, and the model answers over it: then one more turn. */
+    const answeredThread = () => [
+      human("find it"),
+      aiCalls(["call_1", "search"]),
+      human("go on"),
+      new AIMessage("I could not search; what else?"),
+      human("never mind"),
+    ];
+
+    it("does not count a dangling call that a later AI message answered over: that call counted it", async () => {
+      const { metrics, tracing, call } = instrumented(); // a fresh meter provider: a new process
+      call(requestOn("t1", answeredThread()));
+      expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(0);
+      expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toEqual([]);
+      // It is still repaired, and the repair is still counted and traced.
+      expect(
+        await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "placeholder_inserted" }),
+      ).toBe(1);
+      expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "repaired" })).toBe(1);
+      const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+      expect(span?.attributes[ATTR_DANGLING_COUNT]).toBe(1);
+      expect(span?.attributes[ATTR_TOOL_CALL_IDS]).toEqual(["call_1"]);
+      // Remembered: the next call of the thread does not count it either.
+      call(requestOn("t1", [...answeredThread(), new AIMessage("ok"), human("bye")]));
+      expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(0);
+      expect(await metrics.sum(METRIC_REPAIRS)).toBe(2);
+    });
+
+    it("counts a dangling call of the latest AI message, which no model call has answered yet", async () => {
+      const { metrics, call } = instrumented();
+      call(requestOn("t1", danglingThread()));
+      expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
+      expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toEqual([
+        {
+          attributes: {
+            [ATTR_GEN_AI_CONVERSATION_ID]: "t1",
+            [ATTR_GEN_AI_REQUEST_MODEL]: "gpt-4.1",
+          },
+          value: 1,
+        },
+      ]);
+    });
+
+    it("counts only the calls of the latest AI message when earlier ones were answered over", async () => {
+      const { metrics, call } = instrumented();
+      call(requestOn("t1", [...answeredThread(), aiCalls(["call_2", "weather"]), human("?")]));
+      expect(await metrics.points(METRIC_DANGLING_TOOL_CALLS)).toEqual([
+        expect.objectContaining({
+          attributes: expect.objectContaining({ [ATTR_GEN_AI_TOOL_NAME]: "weather" }),
+          value: 1,
+        }),
+      ]);
+      expect(await metrics.sum(METRIC_REPAIRS)).toBe(2);
+    });
+
+    it("takes only an answer of the same agent as proof: another agent's message, or an unnamed one written without a model call, proves nothing", async () => {
+      // createAgent names each answer after its agent. A sub-agent's answer copied into a
+      // supervisor's history, or the message modelCallLimitMiddleware writes when it ends a run
+      // before the model, follows the call without a model call over the supervisor's history.
+      const named = (name: string | undefined, message: AIMessage) => {
+        message.name = name;
+        return message;
+      };
+      const historyWith = (later: AIMessage) => [
+        human("find it"),
+        named("supervisor", aiCalls(["call_1", "search"])),
+        later,
+        human("go on"),
+      ];
+      const counted = async (later: AIMessage) => {
+        const { metrics, call } = instrumented();
+        call(requestOn("t1", historyWith(later)));
+        return metrics.sum(METRIC_DANGLING_TOOL_CALLS);
+      };
+      expect(await counted(named("researcher", new AIMessage("found it")))).toBe(1);
+      expect(await counted(named(undefined, new AIMessage("Model call limits exceeded")))).toBe(1);
+      expect(await counted(named("supervisor", new AIMessage("what else?")))).toBe(0);
+    });
+
+    it("warns only about the calls it counts: an answered-over call goes to debug", () => {
+      const warn = vi.fn();
+      const debug = vi.fn();
+      const hook = danglingToolCallMiddleware({ logger: { warn, debug } })
+        .wrapModelCall as unknown as (request: FakeRequest, handler: Handler) => unknown;
+      hook(requestOn("t1", answeredThread()), answer);
+      expect(warn).not.toHaveBeenCalled();
+      expect(debug).toHaveBeenCalledTimes(1);
+      expect(String(debug.mock.calls[0]?.[0])).toContain("again");
+    });
+  });
+
   it("records no per-thread series for a run without a thread id", async () => {
     const { metrics, call } = instrumented();
     call(requestOn(undefined, danglingThread()));
-    expect(await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toEqual([]);
+    expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toEqual([]);
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
+  });
+});
+
+describe("thread ids as gen_ai.conversation.id (threadIdAttribute)", () => {
+  /** The thread id the metric and the span recorded for one repaired call of thread `user-42`. */
+  async function recordedThreadIds(options: DanglingToolCallMiddlewareOptions) {
+    const error = vi.fn();
+    const { metrics, tracing, call } = instrumented({ ...options, logger: { warn() {}, error } });
+    call(requestOn("user-42", danglingThread()));
+    const [point] = await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS);
+    const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+    return {
+      metric: point?.attributes[ATTR_GEN_AI_CONVERSATION_ID],
+      span: span?.attributes[ATTR_GEN_AI_CONVERSATION_ID],
+      dangling: await metrics.sum(METRIC_DANGLING_TOOL_CALLS),
+      errors: error.mock.calls.map(([message]) => String(message)),
+    };
+  }
+
+  it("records the id as it is by default", async () => {
+    expect(await recordedThreadIds({})).toEqual({
+      metric: "user-42",
+      span: "user-42",
+      dangling: 1,
+      errors: [],
+    });
+  });
+
+  it('records its hex SHA-256 with "sha256", the same on the metric and the span', async () => {
+    const hash = createHash("sha256").update("user-42").digest("hex");
+    expect(await recordedThreadIds({ threadIdAttribute: "sha256" })).toEqual({
+      metric: hash,
+      span: hash,
+      dangling: 1,
+      errors: [],
+    });
+  });
+
+  it("records what a function makes of it, such as an HMAC with a secret", async () => {
+    const hmac = (id: string) => createHmac("sha256", "secret").update(id).digest("hex");
+    expect(await recordedThreadIds({ threadIdAttribute: hmac })).toEqual({
+      metric: hmac("user-42"),
+      span: hmac("user-42"),
+      dangling: 1,
+      errors: [],
+    });
+  });
+
+  it.each([
+    [
+      "throws",
+      () => {
+        throw new Error("no key");
+      },
+    ],
+    ["returns an empty string", () => ""],
+    ["returns a number", () => 42 as unknown as string],
+  ])(
+    "records no id at all, never the raw one, when the function %s, and logs the failure",
+    async (_, mapping) => {
+      const recorded = await recordedThreadIds({ threadIdAttribute: mapping });
+      expect(recorded).toMatchObject({ metric: undefined, span: undefined, dangling: 1 });
+      expect(recorded.errors).toEqual([expect.stringContaining("OpenTelemetry metrics failed")]);
+    },
+  );
+
+  it("never lets a failing mapping reach the model call, and records the span without the id", async () => {
+    const { tracing, call } = instrumented({
+      threadIdAttribute: () => {
+        throw new Error("no key");
+      },
+    });
+    const response = call(requestOn("user-42", danglingThread()));
+    expect(response).toBeInstanceOf(AIMessage);
+    const [span] = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
+    expect(span?.attributes[ATTR_DANGLING_COUNT]).toBe(1);
+    expect(Object.values(span?.attributes ?? {})).not.toContain("user-42");
   });
 });
 
@@ -751,6 +971,11 @@ describe("options", () => {
     [{ countOnceMemory: 1.5 }, "countOnceMemory"],
     [{ threadSeriesLimit: 0 }, "threadSeriesLimit"],
     [{ threadSeriesLimit: 2.5 }, "threadSeriesLimit"],
+    [{ threadWindow: 0 }, "threadWindow"],
+    [{ threadWindow: Number.POSITIVE_INFINITY }, "threadWindow"],
+    [{ threadWindow: "15m" }, "threadWindow"],
+    [{ threadIdAttribute: "md5" }, "threadIdAttribute"],
+    [{ threadIdAttribute: true }, "threadIdAttribute"],
     [{ providerName: "" }, "providerName"],
     [{ modelName: 42 }, "modelName"],
     [{ agentName: "" }, "agentName"],

@@ -121,11 +121,10 @@ describe("logging", () => {
   it("warns once per repaired model call with the count of placeholders and the other repairs", () => {
     const warn = vi.fn();
     const history = [
-      aiCalls("call_1", "call_2"),
+      aiCalls("call_1", "call_2", "call_3"),
       human("wait"),
       toolResult("call_2"),
       toolResult("ghost"),
-      aiCalls("call_3"),
       human("next"),
     ];
     wrap(

@@ -104,7 +104,12 @@ describe("README", () => {
     expect(rows.map((cells) => unquote(cells[0]))).toEqual(metricNames);
     for (const cells of rows) {
       const name = unquote(cells[0]).replaceAll(".", "_");
-      const exposed = cells[1]?.startsWith("Counter") ? `${name}_total` : `${name}_bucket`;
+      const type = cells[1] ?? "";
+      const exposed = type.startsWith("Counter")
+        ? `${name}_total`
+        : type.startsWith("Gauge")
+          ? name
+          : `${name}_bucket`;
       expect(cells[4]).toContain(`\`${exposed}\``);
     }
   });

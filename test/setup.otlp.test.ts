@@ -18,7 +18,7 @@ import {
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
@@ -162,7 +162,7 @@ function pointsOf(points: readonly MetricPoint[], metric: string): MetricPoint[]
 
 function sumOf(points: readonly MetricPoint[], metric: string): number {
   return pointsOf(points, metric).reduce(
-    (total, point) => total + (point.kind === "sum" ? point.value : point.count),
+    (total, point) => total + (point.kind === "histogram" ? point.count : point.value),
     0,
   );
 }
@@ -197,11 +197,14 @@ describe("startTelemetry({ otlp }) pushing metrics over OTLP/HTTP", () => {
       [METRIC_TOOL_CALLS]: UNIT_CALL,
       [METRIC_DANGLING_TOOL_CALLS]: UNIT_CALL,
       [METRIC_REPAIRS]: UNIT_REPAIR,
-      [METRIC_THREAD_DANGLING_TOOL_CALLS]: UNIT_CALL,
+      [METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS]: UNIT_CALL,
       [METRIC_REPAIR_DURATION]: UNIT_SECONDS,
     });
     for (const point of points) {
-      expect(point.temporality, point.metric).toBe(TEMPORALITY.cumulative);
+      // A gauge has no temporality in OTLP: the per-thread metric's points are values, not sums.
+      expect(point.temporality, point.metric).toBe(
+        point.kind === "gauge" ? 0 : TEMPORALITY.cumulative,
+      );
       expect(point.scope).toEqual({ name: INSTRUMENTATION_SCOPE_NAME, version: PACKAGE_VERSION });
       if (point.kind === "sum") expect(point.monotonic, point.metric).toBe(true);
     }
@@ -219,9 +222,9 @@ describe("startTelemetry({ otlp }) pushing metrics over OTLP/HTTP", () => {
     expect(
       pointsOf(points, METRIC_DANGLING_TOOL_CALLS).map((p) => p.attributes[ATTR_GEN_AI_TOOL_NAME]),
     ).toEqual(["search"]);
-    const perThread = pointsOf(points, METRIC_THREAD_DANGLING_TOOL_CALLS).map((point) => [
+    const perThread = pointsOf(points, METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS).map((point) => [
       point.attributes[ATTR_GEN_AI_CONVERSATION_ID],
-      point.kind === "sum" ? point.value : Number.NaN,
+      point.kind === "gauge" ? point.value : Number.NaN,
     ]);
     expect(Object.fromEntries(perThread)).toEqual({ t1: 1, t2: 2 });
     expect(sumOf(points, METRIC_REPAIR_DURATION)).toBe(4);
@@ -240,6 +243,40 @@ describe("startTelemetry({ otlp }) pushing metrics over OTLP/HTTP", () => {
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     expect(resource?.["telemetry.sdk.language"]).toBe("nodejs");
+  });
+
+  it("pushes the per-thread metric of the threads in the window only: a thread whose calls left it is in no later push", async () => {
+    const otlp = await receiver();
+    await start({ otlp: { endpoint: otlp.url, exportIntervalMillis: 100 } });
+    const agent = agentWith({
+      model: scriptedModel(aiAnswer("a1", "Okay."), aiAnswer("a2", "Okay.")),
+      tools: [searchTool()],
+      middleware: [danglingToolCallMiddleware({ logger: false, threadWindow: 1 })],
+    });
+    /** The threads of the per-thread metric in the latest push, once a push has `expected`. */
+    const threadsPushed = async (expected: string[]) => {
+      let threads: unknown[] = [];
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const pushes = otlp.requests.filter((request) => request.signal === "metrics");
+        threads = pointsOf(pushes.at(-1)?.points ?? [], METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)
+          .map((point) => point.attributes[ATTR_GEN_AI_CONVERSATION_ID])
+          .sort();
+        if (JSON.stringify(threads) === JSON.stringify(expected)) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return threads;
+    };
+
+    await agent.invoke({ messages: danglingInput(["c1", "search"]) }, onThread("t1"));
+    expect(await threadsPushed(["t1"])).toEqual(["t1"]);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await agent.invoke({ messages: danglingInput(["c2", "search"]) }, onThread("t2"));
+    expect(await threadsPushed(["t2"])).toEqual(["t2"]);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(await threadsPushed([])).toEqual([]);
+    // The counter, cumulative, still carries both.
+    const pushes = otlp.requests.filter((request) => request.signal === "metrics");
+    expect(sumOf(pushes.at(-1)?.points ?? [], METRIC_DANGLING_TOOL_CALLS)).toBe(2);
   });
 
   it("pushes the very numbers its own Prometheus endpoint serves, under the names Prometheus's OTLP translation gives them", async () => {
@@ -265,7 +302,7 @@ describe("startTelemetry({ otlp }) pushing metrics over OTLP/HTTP", () => {
       "tool_call_resilience_model_calls_total",
       "tool_call_resilience_repair_duration_seconds",
       "tool_call_resilience_repairs_total",
-      "tool_call_resilience_thread_dangling_tool_calls_total",
+      "tool_call_resilience_thread_recent_dangling_tool_calls",
       "tool_call_resilience_tool_calls_total",
     ]);
     // Every sample the endpoint serves, under its OTLP name, with job and instance instead of the
@@ -346,9 +383,18 @@ describe("startTelemetry({ otlp }) pushing metrics over OTLP/HTTP", () => {
     await handles[0]?.shutdown();
     const points = metricsOf(otlp.requests);
     expect(points.length).toBeGreaterThan(0);
-    for (const point of points) expect(point.temporality, point.metric).toBe(TEMPORALITY.delta);
-    // Prometheus refuses delta points: nothing of them would be stored.
-    expect(translatedExposition(points)).not.toContain("tool_call_resilience_");
+    for (const point of points) {
+      // The per-thread gauge is a value, not a sum: it has no temporality either way.
+      expect(point.temporality, point.metric).toBe(point.kind === "gauge" ? 0 : TEMPORALITY.delta);
+    }
+    // Prometheus refuses delta points: nothing of them would be stored, but the gauge.
+    const stored = translatedExposition(points)
+      .split("\n")
+      .filter((line) => line.startsWith("tool_call_resilience_"));
+    expect(stored.length).toBeGreaterThan(0);
+    for (const line of stored) {
+      expect(line).toMatch(/^tool_call_resilience_thread_recent_dangling_tool_calls\{/);
+    }
   });
 
   it("posts to the path Prometheus's OTLP receiver listens on when given its base URL", async () => {

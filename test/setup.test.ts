@@ -37,7 +37,7 @@ import {
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
@@ -59,7 +59,9 @@ import {
   type StartTelemetryOptions,
   startTelemetry,
   type TelemetryHandle,
+  type ThreadMetricsProducerOptions,
   ToolCallResilienceSetupError,
+  threadMetricsProducer,
 } from "../src/setup/index.js";
 import {
   abortMidTool,
@@ -78,9 +80,9 @@ import { exporterScopeLabels } from "./helpers/sdk.js";
 
 // --- Names as Prometheus shows them, derived from the code's constants ------------------------
 
-type MetricType = "counter" | "histogram";
+type MetricType = "counter" | "histogram" | "gauge";
 
-/** The Prometheus name of an OpenTelemetry instrument: dots become underscores, counters end in `_total`. */
+/** The Prometheus name of an OpenTelemetry metric: dots become underscores, counters end in `_total`. */
 function prometheusName(instrument: string, type: MetricType): string {
   const base = instrument.replaceAll(".", "_");
   return type === "counter" ? `${base}_total` : base;
@@ -91,21 +93,26 @@ function label(attribute: string): string {
   return attribute.replaceAll(".", "_");
 }
 
-/** Every instrument of the library, as the exposition must describe it. */
+/** Every instrument of the library, as the exposition must describe it; each has a view. */
 const INSTRUMENTS = [
   { instrument: METRIC_MODEL_CALLS, type: "counter", unit: UNIT_CALL },
   { instrument: METRIC_TOOL_CALLS, type: "counter", unit: UNIT_CALL },
   { instrument: METRIC_DANGLING_TOOL_CALLS, type: "counter", unit: UNIT_CALL },
   { instrument: METRIC_REPAIRS, type: "counter", unit: UNIT_REPAIR },
-  { instrument: METRIC_THREAD_DANGLING_TOOL_CALLS, type: "counter", unit: UNIT_CALL },
   { instrument: METRIC_REPAIR_DURATION, type: "histogram", unit: UNIT_SECONDS },
+] as const satisfies readonly { instrument: string; type: MetricType; unit: string }[];
+
+/** Every metric of the library: the instruments, and the per-thread gauge of its producer. */
+const FAMILIES = [
+  ...INSTRUMENTS,
+  { instrument: METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, type: "gauge", unit: UNIT_CALL },
 ] as const satisfies readonly { instrument: string; type: MetricType; unit: string }[];
 
 const MODEL_CALLS = prometheusName(METRIC_MODEL_CALLS, "counter");
 const TOOL_CALLS = prometheusName(METRIC_TOOL_CALLS, "counter");
 const DANGLING = prometheusName(METRIC_DANGLING_TOOL_CALLS, "counter");
 const REPAIRS = prometheusName(METRIC_REPAIRS, "counter");
-const THREAD_DANGLING = prometheusName(METRIC_THREAD_DANGLING_TOOL_CALLS, "counter");
+const THREAD_RECENT = prometheusName(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, "gauge");
 const DURATION = prometheusName(METRIC_REPAIR_DURATION, "histogram");
 
 /** The attributes each instrument documents; a view must drop every other one. */
@@ -128,7 +135,6 @@ const DOCUMENTED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
     ATTR_REASON,
   ],
   [METRIC_REPAIRS]: [ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL, ATTR_REPAIR_KIND],
-  [METRIC_THREAD_DANGLING_TOOL_CALLS]: [ATTR_GEN_AI_CONVERSATION_ID, ATTR_GEN_AI_REQUEST_MODEL],
   [METRIC_REPAIR_DURATION]: [ATTR_OUTCOME],
 };
 
@@ -309,9 +315,9 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
 
     // Exactly the six families of the library, each described in full.
     expect(libraryFamilies(exposition).sort()).toEqual(
-      INSTRUMENTS.map(({ instrument, type }) => prometheusName(instrument, type)).sort(),
+      FAMILIES.map(({ instrument, type }) => prometheusName(instrument, type)).sort(),
     );
-    for (const { instrument, type, unit } of INSTRUMENTS) {
+    for (const { instrument, type, unit } of FAMILIES) {
       const name = prometheusName(instrument, type);
       const lines = metadataOf(exposition, name);
       expect(lines, name).toHaveLength(3);
@@ -368,7 +374,7 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
         value: 1,
       },
     ]);
-    expect(series(exposition, THREAD_DANGLING)).toEqual([
+    expect(series(exposition, THREAD_RECENT)).toEqual([
       {
         labels: {
           [label(ATTR_GEN_AI_CONVERSATION_ID)]: "thread-1",
@@ -410,78 +416,87 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
   });
 });
 
-describe("recommendedViews()", () => {
-  it("caps the per-thread counter at threadCardinalityLimit series, the overflow series holding the rest exactly", async () => {
-    const { handle } = await startOnFreePort({
-      views: recommendedViews({ threadCardinalityLimit: 3 }),
-    });
-    const threads: [threadId: string, calls: CallSpec[]][] = [
-      [
-        "thread-1",
-        [
-          ["c1a", "search"],
-          ["c1b", "search"],
-        ],
-      ],
-      ["thread-2", [["c2", "search"]]],
-      ["thread-3", [["c3", "search"]]],
-      [
-        "thread-4",
-        [
-          ["c4a", "search"],
-          ["c4b", "search"],
-          ["c4c", "search"],
-        ],
-      ],
-      ["thread-5", [["c5", "search"]]],
-    ];
-    const agent = textAgent(threads.length, { logger: false, modelName: "gpt-test" });
-    for (const [threadId, calls] of threads) {
-      await agent.invoke({ messages: danglingInput(...calls) }, onThread(threadId));
-    }
-    const danglingCalls = threads.reduce((total, [, calls]) => total + calls.length, 0);
-
-    const exposition = await scrape(handle.metricsUrl);
-
-    const model = { [label(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test" };
-    const conversation = label(ATTR_GEN_AI_CONVERSATION_ID);
-    expect(series(exposition, THREAD_DANGLING)).toEqual([
-      { labels: { [conversation]: "thread-1", ...model, ...SCOPE }, value: 2 },
-      { labels: { [conversation]: "thread-2", ...model, ...SCOPE }, value: 1 },
-      { labels: { otel_metric_overflow: "true", ...SCOPE }, value: danglingCalls - 3 },
-    ]);
-    expect(exposition.sum(THREAD_DANGLING)).toBe(danglingCalls);
-    // The other instruments keep their own, much higher limit.
-    expect(exposition.sum(DANGLING)).toBe(danglingCalls);
-    expect(exposition.find(DANGLING, { otel_metric_overflow: "true" })).toEqual([]);
-  });
-
-  it("keeps the per-thread counter bounded across scrapes with threadSeriesLimit, where the SDK's limit only holds within one", async () => {
-    const { handle } = await startOnFreePort({
-      views: recommendedViews({ threadCardinalityLimit: 3 }),
-    });
-    const threads = ["thread-1", "thread-2", "thread-3", "thread-4", "thread-5"];
-    const agent = textAgent(threads.length, {
+describe("the per-thread metric through startTelemetry", () => {
+  it("serves a thread's series while its dangling calls are within threadWindow, the worst threadSeriesLimit, then drops it", async () => {
+    const { handle } = await startOnFreePort();
+    const agent = textAgent(3, {
       logger: false,
       modelName: "gpt-test",
+      threadWindow: 1,
       threadSeriesLimit: 2,
     });
-    const seriesPerScrape: number[] = [];
-    for (const threadId of threads) {
-      await agent.invoke(
-        { messages: danglingInput([`call-${threadId}`, "search"]) },
-        onThread(threadId),
-      );
-      // One new thread per scrape never passes the SDK's limit within a collection.
-      seriesPerScrape.push((await scrape(handle.metricsUrl)).find(THREAD_DANGLING).length);
-    }
-    expect(seriesPerScrape).toEqual([1, 2, 3, 3, 3]);
-    const exposition = await scrape(handle.metricsUrl);
-    expect(exposition.find(THREAD_DANGLING, { otel_metric_overflow: "true" })).toEqual([
-      { name: THREAD_DANGLING, labels: { otel_metric_overflow: "true", ...SCOPE }, value: 3 },
+    const conversation = label(ATTR_GEN_AI_CONVERSATION_ID);
+    const threads = async () =>
+      series(await scrape(handle.metricsUrl), THREAD_RECENT).map(({ labels, value }) => [
+        (labels as Record<string, string>)[conversation],
+        value,
+      ]);
+
+    await agent.invoke(
+      { messages: danglingInput(["c1a", "search"], ["c1b", "search"]) },
+      onThread("thread-1"),
+    );
+    await agent.invoke({ messages: danglingInput(["c2", "search"]) }, onThread("thread-2"));
+    await agent.invoke({ messages: danglingInput(["c3", "search"]) }, onThread("thread-3"));
+    // thread-1 has the most; of the two tied threads, thread-3 is the more recent.
+    expect(await threads()).toEqual([
+      ["thread-1", 2],
+      ["thread-3", 1],
+    ]);
+    const scraped = await scrape(handle.metricsUrl);
+    expect(metadataOf(scraped, THREAD_RECENT).at(-1)).toBe(`# TYPE ${THREAD_RECENT} gauge`);
+    expect(scraped.find(THREAD_RECENT, { otel_metric_overflow: "true" })).toEqual([]);
+
+    // A window (1 s) and a bucket (1/15 s) later, every call has left it: no series at all.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(await threads()).toEqual([]);
+    expect(libraryFamilies(await scrape(handle.metricsUrl))).not.toContain(THREAD_RECENT);
+    // The counter is cumulative and keeps them all.
+    expect((await scrape(handle.metricsUrl)).sum(DANGLING)).toBe(4);
+  });
+
+  it("labels the series with the thread id as threadIdAttribute maps it", async () => {
+    const { handle } = await startOnFreePort();
+    const agent = textAgent(1, {
+      logger: false,
+      modelName: "gpt-test",
+      threadIdAttribute: (threadId) => `tenant-a/${threadId.length}`,
+    });
+    await agent.invoke({ messages: danglingInput(["c1", "search"]) }, onThread("user-42"));
+    expect(series(await scrape(handle.metricsUrl), THREAD_RECENT)).toEqual([
+      {
+        labels: {
+          [label(ATTR_GEN_AI_CONVERSATION_ID)]: "tenant-a/7",
+          [label(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test",
+          ...SCOPE,
+        },
+        value: 1,
+      },
+    ]);
+  });
+});
+
+describe("threadMetricsProducer()", () => {
+  it("rejects a meterProvider that is none, naming the option", () => {
+    const error = thrownBy(() =>
+      threadMetricsProducer({ meterProvider: {} } as unknown as ThreadMetricsProducerOptions),
+    );
+    expect(error).toBeInstanceOf(ToolCallResilienceOptionsError);
+    expect((error as ToolCallResilienceOptionsError).problems.map((p) => p.path)).toEqual([
+      "meterProvider",
     ]);
   });
 
+  it("reports nothing for a meter provider nothing recorded to", async () => {
+    const collected = await threadMetricsProducer({
+      meterProvider: metrics.getMeterProvider(),
+    }).collect();
+    expect(collected.resourceMetrics.scopeMetrics).toEqual([]);
+    expect(collected.errors).toEqual([]);
+  });
+});
+
+describe("recommendedViews()", () => {
   it.each(INSTRUMENTS.map(({ instrument, type }) => ({ instrument, type })))(
     "keeps only the documented attributes of $instrument, dropping any other",
     async ({ instrument, type }) => {
@@ -561,29 +576,34 @@ describe("recommendedViews()", () => {
   });
 
   it("accepts a limit of 2, one series plus the overflow series", () => {
-    expect(recommendedViews({ cardinalityLimit: 2, threadCardinalityLimit: 2 })).toHaveLength(
-      INSTRUMENTS.length,
-    );
+    expect(recommendedViews({ cardinalityLimit: 2 })).toHaveLength(INSTRUMENTS.length);
   });
 
-  describe.each(["cardinalityLimit", "threadCardinalityLimit"] as const)(
-    "rejects a bad %s",
-    (option) => {
-      it.each([0, 1, 2.5, "10"])(
-        "such as %j, with a ToolCallResilienceOptionsError naming the option",
-        (value) => {
-          const error = thrownBy(() =>
-            recommendedViews({ [option]: value } as unknown as RecommendedViewsOptions),
-          );
-          expect(error).toBeInstanceOf(ToolCallResilienceOptionsError);
-          const problems = (error as ToolCallResilienceOptionsError).problems;
-          expect(problems.map((problem) => problem.path)).toEqual([option]);
-          expect((error as Error).message).toContain(`- ${option}: expected a whole number`);
-          expect((error as Error).message).toContain("recommendedViews");
-        },
-      );
-    },
-  );
+  it("refuses threadCardinalityLimit, which went with the per-thread counter, saying what bounds the metric now", () => {
+    const error = thrownBy(() =>
+      recommendedViews({ threadCardinalityLimit: 500 } as unknown as RecommendedViewsOptions),
+    );
+    expect(error).toBeInstanceOf(ToolCallResilienceOptionsError);
+    const problems = (error as ToolCallResilienceOptionsError).problems;
+    expect(problems.map((problem) => problem.path)).toEqual(["threadCardinalityLimit"]);
+    expect((error as Error).message).toContain("threadSeriesLimit");
+  });
+
+  describe.each(["cardinalityLimit"] as const)("rejects a bad %s", (option) => {
+    it.each([0, 1, 2.5, "10"])(
+      "such as %j, with a ToolCallResilienceOptionsError naming the option",
+      (value) => {
+        const error = thrownBy(() =>
+          recommendedViews({ [option]: value } as unknown as RecommendedViewsOptions),
+        );
+        expect(error).toBeInstanceOf(ToolCallResilienceOptionsError);
+        const problems = (error as ToolCallResilienceOptionsError).problems;
+        expect(problems.map((problem) => problem.path)).toEqual([option]);
+        expect((error as Error).message).toContain(`- ${option}: expected a whole number`);
+        expect((error as Error).message).toContain("recommendedViews");
+      },
+    );
+  });
 
   it("rejects an unknown option, naming it", () => {
     const error = thrownBy(() =>
@@ -622,7 +642,7 @@ describe("shutdown()", () => {
     expect(series(after, MODEL_CALLS).map(({ value }) => value)).toEqual([1]);
     expect(after.sum(MODEL_CALLS, { [label(ATTR_OUTCOME)]: OUTCOME_VALUE_REPAIRED })).toBe(1);
     expect(after.sum(DANGLING)).toBe(1);
-    expect(series(after, THREAD_DANGLING).map(({ labels }) => labels)).toEqual([
+    expect(series(after, THREAD_RECENT).map(({ labels }) => labels)).toEqual([
       {
         [label(ATTR_GEN_AI_CONVERSATION_ID)]: "after",
         [label(ATTR_GEN_AI_REQUEST_MODEL)]: "unknown",

@@ -898,7 +898,7 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 6 age
     expect(twice, "some reused-ids thread holds two dangling calls with one id").not.toEqual([]);
     expect(twice).toEqual(reused.filter((plan) => danglingIdsOf(plan).length > 0));
     // Each counted on its own: keyed by thread and call id alone, the second would be dropped.
-    const scraped = seriesOf(exposition, "tool_call_resilience_thread_dangling_tool_calls_total", [
+    const scraped = seriesOf(exposition, "tool_call_resilience_thread_recent_dangling_tool_calls", [
       "gen_ai_conversation_id",
       "gen_ai_request_model",
     ]);
@@ -980,7 +980,9 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 6 age
 
   it("counts each thread's dangling calls once, with a series only for threads that had one", () => {
     const { truth, exposition, plans } = workload;
-    const scraped = seriesOf(exposition, "tool_call_resilience_thread_dangling_tool_calls_total", [
+    // All within the window (15 minutes) and the default threadSeriesLimit: every such thread.
+    expect(truth.abortedThreads).toBeLessThanOrEqual(100);
+    const scraped = seriesOf(exposition, "tool_call_resilience_thread_recent_dangling_tool_calls", [
       "gen_ai_conversation_id",
       "gen_ai_request_model",
     ]);
@@ -991,7 +993,7 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 6 age
     expect(cleanThreads.length).toBe(THREADS - truth.abortedThreads);
     for (const plan of cleanThreads) {
       expect(
-        exposition.find("tool_call_resilience_thread_dangling_tool_calls_total", {
+        exposition.find("tool_call_resilience_thread_recent_dangling_tool_calls", {
           gen_ai_conversation_id: plan.id,
         }),
       ).toEqual([]);

@@ -94,20 +94,49 @@ export interface ToolCallRepairOptions extends Omit<RepairOptions, "locale" | "t
    */
   tracerProvider?: TracerProvider;
   /**
-   * Record `tool_call_resilience.thread.dangling_tool_calls`, one series per thread that had a
-   * dangling call (per thread and model, for a thread that changes models). Turn it off where
-   * thread ids must not become metric labels.
+   * Record `tool_call_resilience.thread.recent_dangling_tool_calls`: per thread (and model, for a
+   * thread that changes models), the dangling calls counted in the last {@link threadWindow}
+   * seconds, for the threads that had one. It reaches a metric reader only through the producer
+   * of `tool-call-resilience/setup` (`threadMetricsProducer`, which `startTelemetry` registers).
+   * Turn it off where thread ids must not become metric labels, or map them with
+   * {@link threadIdAttribute}.
    * @default true
    */
   threadMetrics?: boolean;
   /**
-   * How many threads get a series of their own on the per-thread counter, per meter provider: the
-   * first threads keep theirs for the life of the process, and the dangling calls of further
-   * threads are counted in one series marked `otel.metric.overflow` (Prometheus:
-   * `otel_metric_overflow="true"`). Middleware with the same limit share one budget.
-   * @default 1000
+   * How many series the per-thread metric reports at most, per meter provider: the threads with
+   * the most dangling calls in the window, ties to the most recently active. Middleware that record
+   * to one meter provider share its series; the largest limit among them applies.
+   * @default 100
    */
   threadSeriesLimit?: number;
+  /**
+   * Seconds a counted dangling call stays in the per-thread metric: a thread is reported while it
+   * had one in this window (and up to a fifteenth of it longer), then drops out. Middleware that
+   * record to one meter provider share its series; the longest window among them applies.
+   * @default 900
+   */
+  threadWindow?: number;
+  /**
+   * What a thread id becomes where it is recorded: the per-thread metric's and the
+   * `repair_tool_calls` span's `gen_ai.conversation.id`, the same value in both, so that a thread
+   * on a dashboard leads to its traces. Thread ids often carry user or tenant ids:
+   *
+   * - `"raw"`: the id as it is.
+   * - `"sha256"`: its hex SHA-256. Unsalted, and ids are often guessable (`user-42`), so this is
+   *   pseudonymous only: whoever can list candidate ids can hash them and find yours.
+   * - a function: what it returns, such as an HMAC of the id with a secret of yours, which only
+   *   the secret's holder can link back. A function that throws or returns anything but a
+   *   non-empty string leaves the attribute out for that call (never the raw id in its place),
+   *   and the failure is logged as a telemetry failure.
+   * @default "raw"
+   * @example
+   * ```ts
+   * import { createHmac } from "node:crypto";
+   * { threadIdAttribute: (id) => createHmac("sha256", process.env.THREAD_ID_KEY!).update(id).digest("hex") }
+   * ```
+   */
+  threadIdAttribute?: "raw" | "sha256" | ((threadId: string) => string);
   /**
    * Create a `repair_tool_calls` span for every inspection, clean ones included. By default a span
    * is created only when a request is repaired or the repair fails.

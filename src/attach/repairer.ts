@@ -24,6 +24,7 @@ import { describeRepairs } from "../core/summary.js";
 import type { ToolMessageFactory } from "../core/tool-message.js";
 import type { RepairTarget } from "../core/wire.js";
 import {
+  answeredByLaterModelCall,
   danglingCallKey,
   graphRunOf,
   type HistoryPlace,
@@ -43,7 +44,10 @@ import {
   OUTCOME_VALUE_FAILED_OPEN,
   OUTCOME_VALUE_REPAIRED,
 } from "../telemetry/semconv.js";
-import { DEFAULT_THREAD_SERIES_LIMIT } from "../telemetry/thread-series.js";
+import {
+  DEFAULT_THREAD_SERIES_LIMIT,
+  DEFAULT_THREAD_WINDOW_SECONDS,
+} from "../telemetry/thread-activity.js";
 import type { LocaleRequest, LocaleResolver, RepairLogger } from "./options.js";
 import { repairTargetOf } from "./target.js";
 
@@ -95,6 +99,23 @@ export const toolCallRepairOptionsShape = {
     .int({ error: "expected a whole number of thread series, 1 or more" })
     .min(1, { error: "expected a whole number of thread series, 1 or more" })
     .default(DEFAULT_THREAD_SERIES_LIMIT),
+  threadWindow: z
+    .number({ error: "expected a number of seconds, more than 0" })
+    .positive({ error: "expected a number of seconds, more than 0" })
+    .refine(Number.isFinite, { error: "expected a number of seconds, more than 0" })
+    .default(DEFAULT_THREAD_WINDOW_SECONDS),
+  threadIdAttribute: z
+    .union(
+      [
+        z.literal("raw"),
+        z.literal("sha256"),
+        z.custom<(threadId: string) => string>((value) => typeof value === "function"),
+      ],
+      {
+        error: 'expected "raw", "sha256", or a function that maps a thread id to a string',
+      },
+    )
+    .default("raw"),
   traceAllCalls: z.boolean().default(false),
   countOnceMemory: z
     .int({ error: "expected a whole number of calls to remember, 0 or more" })
@@ -322,8 +343,9 @@ export function threadIdOf(request: Pick<LocaleRequest, "runtime">): string | un
  * {@link danglingCallKey} (its history, the AI message that made the call, or for a dropped orphan
  * the tool message, and its call id). The warning describes the repairs not seen before, so the
  * placeholders the warnings announce add up to the dangling calls counted; the repairs seen before
- * are described at `debug`. A repair with no key (no thread and no message id) warns every time,
- * as it is counted every time. A placeholder function's failure goes where its repair goes, and a
+ * are described at `debug`, and so is a placeholder for a call that a later model call of the
+ * history was already made over ({@link answeredByLaterModelCall}), which that call warned about.
+ * A repair with no key (no thread and no message id) warns at every sighting that counts it. A placeholder function's failure goes where its repair goes, and a
  * locale resolver's to `warn` when any placeholder of the call is warned about, else to `debug`.
  */
 function reportRepairs(
@@ -341,7 +363,14 @@ function reportRepairs(
   const failures: { readonly repair: ToolCallRepair; readonly level: "warn" | "debug" }[] = [];
   for (const repair of repairs) {
     const key = warningKeyOf(place, history, repair);
-    const first = key === undefined || repairer.warned.firstSighting(key);
+    const seen = key !== undefined && !repairer.warned.firstSighting(key);
+    // A call a model call was already made over was warned about there, as it was counted there.
+    const first =
+      !seen &&
+      !(
+        repair.kind === "placeholder_inserted" &&
+        answeredByLaterModelCall(history, repair.callIndex)
+      );
     (first ? fresh : repeated).push(repair);
     if (repair.placeholderError !== undefined) {
       failures.push({ repair, level: first ? "warn" : "debug" });

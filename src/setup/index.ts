@@ -1,6 +1,7 @@
 /**
  * tool-call-resilience/setup: the optional entry point that starts OpenTelemetry for an
- * application, with the views we recommend, and a Prometheus endpoint, an OTLP/HTTP push, or both.
+ * application, with the views we recommend, the producer of the per-thread metric, and a
+ * Prometheus endpoint, an OTLP/HTTP push, or both.
  * The middleware itself never needs it; it uses `@opentelemetry/api` only.
  *
  * Needs the optional peer dependency `@opentelemetry/sdk-node` (0.204 or later), whose own
@@ -24,5 +25,7 @@ export type {
   TelemetryHandle,
 } from "./start.js";
 export { startTelemetry, ToolCallResilienceSetupError } from "./start.js";
+export type { MetricProducer, ThreadMetricsProducerOptions } from "./thread-metrics.js";
+export { threadMetricsProducer } from "./thread-metrics.js";
 export type { MetricView, RecommendedViewsOptions } from "./views.js";
 export { recommendedViews } from "./views.js";

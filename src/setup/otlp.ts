@@ -14,7 +14,7 @@ import {
   type OtlpMetricExporterPackage,
   type OtlpTraceExporterPackage,
 } from "./sdk.js";
-import type { MetricReader, SpanProcessor } from "./sdk-types.js";
+import type { MetricProducer, MetricReader, SpanProcessor } from "./sdk-types.js";
 
 const PROTOCOLS = ["http/protobuf", "http/json"] as const satisfies readonly OtlpProtocol[];
 
@@ -146,8 +146,14 @@ function millisecondsFrom(name: string): number | undefined {
   return milliseconds;
 }
 
-/** The reader that pushes metrics over OTLP every export interval. */
-export function otlpMetricReader(options: ParsedOtlpOptions): MetricReader {
+/**
+ * The reader that pushes metrics over OTLP every export interval, with what `metricProducers`
+ * report beside the SDK's instruments.
+ */
+export function otlpMetricReader(
+  options: ParsedOtlpOptions,
+  metricProducers: readonly MetricProducer[] = [],
+): MetricReader {
   const protocol = protocolOf(METRICS, options);
   const exporters = loadSdkPackage<OtlpMetricExporterPackage>(
     [METRICS.packages[protocol]],
@@ -164,6 +170,7 @@ export function otlpMetricReader(options: ParsedOtlpOptions): MetricReader {
     exporter: new exporters.OTLPMetricExporter(exporterConfig(METRICS, options)),
     exportIntervalMillis,
     exportTimeoutMillis,
+    metricProducers: [...metricProducers],
   }) as MetricReader;
 }
 

@@ -12,3 +12,15 @@ export type MetricReader = NonNullable<NodeSDKConfiguration["metricReaders"]>[nu
 
 /** A span processor, such as a `BatchSpanProcessor` with an OTLP exporter. */
 export type SpanProcessor = NonNullable<NodeSDKConfiguration["spanProcessors"]>[number];
+
+/** What a metric reader's collection returns: the resource and its scopes' metrics. */
+export type MetricCollection = Awaited<ReturnType<MetricReader["collect"]>>;
+
+/**
+ * A source of metrics that a metric reader collects beside the SDK's own instruments, given in
+ * its `metricProducers` option (`PrometheusExporter`, `PeriodicExportingMetricReader`).
+ */
+export interface MetricProducer {
+  /** What the reader reports, as it is, at each collection; the resource is the SDK's. */
+  collect(options?: { timeoutMillis?: number }): Promise<MetricCollection>;
+}

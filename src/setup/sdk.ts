@@ -14,8 +14,10 @@ import { dirname, join } from "node:path";
 import type { Attributes } from "@opentelemetry/api";
 import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import type {
+  AggregationTemporality,
   AggregationType,
   createAllowListAttributesProcessor,
+  DataPointType,
   PeriodicExportingMetricReader,
   PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
@@ -144,7 +146,9 @@ export interface SdkNodePackage {
 
 /** What the setup entry point uses of `@opentelemetry/sdk-metrics`. */
 export interface SdkMetricsPackage {
+  readonly AggregationTemporality: typeof AggregationTemporality;
   readonly AggregationType: typeof AggregationType;
+  readonly DataPointType: typeof DataPointType;
   readonly createAllowListAttributesProcessor: typeof createAllowListAttributesProcessor;
   readonly PeriodicExportingMetricReader: typeof PeriodicExportingMetricReader;
 }
@@ -157,6 +161,7 @@ export interface SdkResource {
 /** What the setup entry point uses of `@opentelemetry/resources`. */
 export interface ResourcesPackage {
   defaultResource(): SdkResource;
+  emptyResource(): SdkResource;
   resourceFromAttributes(attributes: Attributes): SdkResource;
 }
 

@@ -24,6 +24,7 @@ import { otlpMetricReader, otlpOptionsSchema, otlpSpanProcessor } from "./otlp.j
 import type { OtlpOptions } from "./otlp-options.js";
 import { loadPrometheusExporter, loadResources, loadSdkNode } from "./sdk.js";
 import type { MetricReader, MetricView, SpanProcessor } from "./sdk-types.js";
+import { threadMetricsProducer } from "./thread-metrics.js";
 import { recommendedViews } from "./views.js";
 
 export { ToolCallResilienceSetupError } from "./errors.js";
@@ -182,7 +183,8 @@ const optionsSchema = z
 export const startTelemetryOptionNames: readonly string[] = Object.keys(optionsSchema.shape);
 
 /**
- * Starts the OpenTelemetry Node SDK with {@link recommendedViews}, for an application that has no
+ * Starts the OpenTelemetry Node SDK with {@link recommendedViews}, and the per-thread metric's
+ * producer ({@link threadMetricsProducer}) on every metric reader, for an application that has no
  * OpenTelemetry set up yet: it serves the metrics for Prometheus to scrape (the default), pushes
  * them over OTLP/HTTP (`otlp`), or both. It resolves once the endpoint listens. Only metrics are
  * exported unless span processors or `otlp.traces` are given; no propagator, no instrumentation
@@ -255,9 +257,11 @@ export async function startTelemetry(
   const { NodeSDK } = loadSdkNode(purpose);
   const resources = loadResources(purpose);
   const recommended = views === undefined ? recommendedViews() : undefined;
+  // The per-thread metric, on every reader: the global meter provider's, which is the SDK's.
+  const metricProducers = [threadMetricsProducer()];
   const readers: MetricReader[] = [];
   const spanProcessors = [...givenProcessors];
-  if (otlp?.metrics) readers.push(otlpMetricReader(otlp));
+  if (otlp?.metrics) readers.push(otlpMetricReader(otlp, metricProducers));
   if (otlp?.traces) spanProcessors.push(otlpSpanProcessor(otlp));
 
   let prometheusExporter:
@@ -265,7 +269,13 @@ export async function startTelemetry(
     | undefined;
   if (prometheus) {
     const { PrometheusExporter } = loadPrometheusExporter(purpose);
-    const exporter = new PrometheusExporter({ host, port, endpoint, preventServerStart: true });
+    const exporter = new PrometheusExporter({
+      host,
+      port,
+      endpoint,
+      preventServerStart: true,
+      metricProducers,
+    });
     try {
       await exporter.startServer();
     } catch (error) {

@@ -6,11 +6,9 @@ import { z } from "zod/v4";
 import { optionsError } from "../core/policy.js";
 import {
   ATTR_GEN_AI_AGENT_NAME,
-  ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
-  ATTR_METRIC_OVERFLOW,
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_KIND,
@@ -19,7 +17,6 @@ import {
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   REPAIR_DURATION_BUCKETS,
 } from "../telemetry/semconv.js";
@@ -36,12 +33,6 @@ export interface RecommendedViewsOptions {
    * @default 2000
    */
   cardinalityLimit?: number;
-  /**
-   * Most series of `tool_call_resilience.thread.dangling_tool_calls`, one per thread and model,
-   * the overflow series included.
-   * @default 1000
-   */
-  threadCardinalityLimit?: number;
 }
 
 const limitSchema = z
@@ -50,7 +41,13 @@ const limitSchema = z
 
 const viewsOptionsSchema = z.strictObject({
   cardinalityLimit: limitSchema.default(2000),
-  threadCardinalityLimit: limitSchema.default(1000),
+  // Gone with the per-thread counter: named, so that code written for it learns where its bound went.
+  threadCardinalityLimit: z
+    .never({
+      error:
+        "no longer an option: the per-thread metric is no instrument, and the middleware's threadSeriesLimit bounds it",
+    })
+    .optional(),
 });
 
 const MODEL_ATTRIBUTES = [ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL];
@@ -61,54 +58,47 @@ const ALLOWED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
   [METRIC_TOOL_CALLS]: [...MODEL_ATTRIBUTES, ATTR_GEN_AI_TOOL_NAME],
   [METRIC_DANGLING_TOOL_CALLS]: [...MODEL_ATTRIBUTES, ATTR_GEN_AI_TOOL_NAME, ATTR_REASON],
   [METRIC_REPAIRS]: [...MODEL_ATTRIBUTES, ATTR_REPAIR_KIND],
-  [METRIC_THREAD_DANGLING_TOOL_CALLS]: [
-    ATTR_GEN_AI_CONVERSATION_ID,
-    ATTR_GEN_AI_REQUEST_MODEL,
-    ATTR_METRIC_OVERFLOW,
-  ],
   [METRIC_REPAIR_DURATION]: [ATTR_OUTCOME],
 };
 
 /**
  * Views for the library's instruments, to give a `MeterProvider` or `NodeSDK` along with your
- * own: each instrument keeps only its documented attributes, the per-thread counter is capped at
- * `threadCardinalityLimit` series and the others at `cardinalityLimit`, and the duration histogram
- * uses buckets from 1 µs to 100 ms. {@link startTelemetry} uses them by default. The SDK applies
- * these limits to what is recorded between two collections; across collections the middleware's
- * `threadSeriesLimit` bounds the per-thread counter.
+ * own: each instrument keeps only its documented attributes and at most `cardinalityLimit` series,
+ * and the duration histogram uses buckets from 1 µs to 100 ms. {@link startTelemetry} uses them by
+ * default. The per-thread metric is no instrument, so no view applies to it: its producer
+ * ({@link threadMetricsProducer}) reports it, bounded by the middleware's `threadSeriesLimit`.
  *
  * Needs the optional peer dependency `@opentelemetry/sdk-node`; the views are made with the
  * `@opentelemetry/sdk-metrics` it brings.
  *
- * @throws {ToolCallResilienceOptionsError} when a limit is not a whole number of 2 or more.
+ * @throws {ToolCallResilienceOptionsError} when `cardinalityLimit` is not a whole number of 2 or
+ *   more, or an option is unknown (`threadCardinalityLimit` among them: it went with the
+ *   per-thread counter).
  * @throws {ToolCallResilienceSetupError} when `@opentelemetry/sdk-node` is not installed.
  *
  * @example With your own SDK
  * ```ts
  * import { NodeSDK } from "@opentelemetry/sdk-node";
  * import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"; // your own exporter
- * import { recommendedViews } from "tool-call-resilience/setup";
+ * import { recommendedViews, threadMetricsProducer } from "tool-call-resilience/setup";
  *
  * new NodeSDK({
- *   metricReaders: [new PrometheusExporter()],
- *   views: [...recommendedViews({ threadCardinalityLimit: 500 }), ...myViews],
+ *   metricReaders: [new PrometheusExporter({ metricProducers: [threadMetricsProducer()] })],
+ *   views: [...recommendedViews(), ...myViews],
  * }).start();
  * ```
  */
 export function recommendedViews(options: RecommendedViewsOptions = {}): MetricView[] {
   const parsed = viewsOptionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, "recommendedViews");
-  const { cardinalityLimit, threadCardinalityLimit } = parsed.data;
+  const { cardinalityLimit } = parsed.data;
   const sdkMetrics = loadSdkMetrics("recommendedViews()");
   return Object.entries(ALLOWED_ATTRIBUTES).map(([instrumentName, allowed]) => {
     const view: MetricView = {
       meterName: INSTRUMENTATION_SCOPE_NAME,
       instrumentName,
       attributesProcessors: [sdkMetrics.createAllowListAttributesProcessor([...allowed])],
-      aggregationCardinalityLimit:
-        instrumentName === METRIC_THREAD_DANGLING_TOOL_CALLS
-          ? threadCardinalityLimit
-          : cardinalityLimit,
+      aggregationCardinalityLimit: cardinalityLimit,
     };
     if (instrumentName === METRIC_REPAIR_DURATION) {
       view.aggregation = {

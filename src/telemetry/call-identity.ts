@@ -4,6 +4,7 @@
  * its id. Providers and self-hosted servers reuse short ids such as `call_0`, and sub-graphs and
  * agents may share one `thread_id`, so neither the call id nor the thread alone tells calls apart.
  */
+import { MessageKind, messageKindOf } from "../core/messages.js";
 
 /** Where a model call's history lives: its LangGraph thread and checkpoint namespace, if any. */
 export interface HistoryPlace {
@@ -136,4 +137,50 @@ function messageIdOf(message: unknown): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether a model call has already been made over a dangling call: a later AI message of the same
+ * agent follows the AI message that made it (`history[callIndex]`) in its history. A model answer
+ * is appended to a history only by a model call over that history, which carried the call
+ * unanswered (a strict provider refuses such a history unrepaired), so it was counted there, in
+ * whichever process made it. A process that sees the call for the first time (after a restart,
+ * on another replica) then remembers it without counting it again.
+ *
+ * "Of the same agent": `createAgent` names each answer after its agent, and only its model node
+ * does; so an AI message under another name (a sub-agent's answer copied into a supervisor's
+ * history) or under none (the message `modelCallLimitMiddleware` or `toolCallLimitMiddleware`
+ * writes when it ends a run without a model call) proves nothing and is passed over. Outside
+ * `createAgent` neither message has a name, and any later AI message counts. `false` when the
+ * history cannot be read, so that a call is counted rather than lost.
+ *
+ * @example
+ * ```ts
+ * // [human, ai(call_1), human, ai("fine"), human]: answered over call_1 already
+ * answeredByLaterModelCall(history, 1); // true
+ * answeredByLaterModelCall(history, 3); // false: the latest AI message
+ * ```
+ */
+export function answeredByLaterModelCall(
+  history: readonly unknown[] | undefined,
+  callIndex: number | undefined,
+): boolean {
+  if (history === undefined || callIndex === undefined) return false;
+  try {
+    const agent = nameOf(history[callIndex]);
+    for (let index = callIndex + 1; index < history.length; index++) {
+      const message = history[index];
+      if (messageKindOf(message) === MessageKind.Ai && nameOf(message) === agent) return true;
+    }
+  } catch {
+    // An entry that throws when read: count the call.
+  }
+  return false;
+}
+
+/** A message's `name` (the agent `createAgent` names its answers after), or `undefined`. */
+function nameOf(message: unknown): string | undefined {
+  if (message === null || typeof message !== "object") return undefined;
+  const name = (message as { name?: unknown }).name;
+  return typeof name === "string" && name !== "" ? name : undefined;
 }

@@ -1,6 +1,7 @@
 /**
  * The library's instruments, declared in full (description, unit, histogram buckets as advice) on
- * whatever meter the application provides.
+ * whatever meter the application provides. The per-thread metric is no instrument: see
+ * `thread-activity.ts`, and its descriptor below.
  */
 import type { Counter, Histogram, Meter } from "@opentelemetry/api";
 import {
@@ -8,7 +9,6 @@ import {
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   REPAIR_DURATION_BUCKETS,
   UNIT_CALL,
@@ -22,7 +22,6 @@ export interface RepairInstruments {
   readonly toolCalls: Counter;
   readonly danglingToolCalls: Counter;
   readonly repairs: Counter;
-  readonly threadDanglingToolCalls: Counter;
   readonly repairDuration: Histogram;
 }
 
@@ -54,10 +53,6 @@ export function createInstruments(meter: Meter): RepairInstruments {
         "Repairs applied to model requests, counted on every request they are applied to.",
       unit: UNIT_REPAIR,
     }),
-    threadDanglingToolCalls: meter.createCounter(METRIC_THREAD_DANGLING_TOOL_CALLS, {
-      description: "Dangling tool calls per thread, counted once per call.",
-      unit: UNIT_CALL,
-    }),
     repairDuration: meter.createHistogram(METRIC_REPAIR_DURATION, {
       description:
         "Time taken to inspect, and where needed repair, the messages of a model request.",
@@ -66,3 +61,7 @@ export function createInstruments(meter: Meter): RepairInstruments {
     }),
   };
 }
+
+/** What the per-thread gauge is described as; its producer reports it under the library's scope. */
+export const THREAD_RECENT_DANGLING_DESCRIPTION =
+  "Dangling tool calls per thread counted in the last threadWindow seconds, for the threads that had one (at most threadSeriesLimit, the most first).";

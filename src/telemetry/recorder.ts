@@ -23,7 +23,7 @@ import { MessageKind, messageKindOf } from "../core/messages.js";
 import type { ToolCallRepair } from "../core/repair.js";
 import { type RepairTarget, readWire, sentCalls } from "../core/wire.js";
 import { PACKAGE_VERSION } from "../version.js";
-import { danglingCallKey, type HistoryPlace } from "./call-identity.js";
+import { answeredByLaterModelCall, danglingCallKey, type HistoryPlace } from "./call-identity.js";
 import { CountOnceMemory, sharedCountOnceMemory } from "./count-once.js";
 import { createInstruments, type RepairInstruments } from "./instruments.js";
 import { chargedModelOf, type ModelIdentity, type ProviderInference } from "./model-identity.js";
@@ -39,7 +39,6 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_MESSAGE_COUNT,
   ATTR_MESSAGE_INDEX,
-  ATTR_METRIC_OVERFLOW,
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_COUNT,
@@ -56,7 +55,7 @@ import {
   TOOL_NAME_VALUE_OTHER,
   VALUE_UNKNOWN,
 } from "./semconv.js";
-import { sharedThreadSeries, type ThreadSeries } from "./thread-series.js";
+import { sharedThreadActivity, type ThreadActivity } from "./thread-activity.js";
 
 /** What became of one inspection of a request, or of a model call. */
 export type Outcome =
@@ -122,13 +121,24 @@ export interface ObservedModelCall extends HistoryPlace {
 /** Which part of the telemetry failed. */
 export type TelemetryPart = "metrics" | "tracing";
 
+/**
+ * What a thread id becomes where it is recorded (the per-thread metric's and the span's
+ * `gen_ai.conversation.id`): `"raw"` as it is, `"sha256"` its hex SHA-256, or what a function
+ * makes of it.
+ */
+export type ThreadIdAttribute = "raw" | "sha256" | ((threadId: string) => string);
+
 /** How the telemetry is set up; validated options of the middleware. */
 export interface TelemetrySettings {
   readonly meterProvider?: MeterProvider;
   readonly tracerProvider?: TracerProvider;
   readonly threadMetrics: boolean;
-  /** Threads with a series of their own on the per-thread counter, per meter provider. */
+  /** Series the per-thread metric reports at most, per meter provider. */
   readonly threadSeriesLimit: number;
+  /** Seconds a counted dangling call stays in the per-thread metric. */
+  readonly threadWindow: number;
+  /** What a thread id becomes on the per-thread metric and the span. */
+  readonly threadIdAttribute: ThreadIdAttribute;
   readonly traceAllCalls: boolean;
   /** Own memory of this size; `undefined` shares the default one of the meter provider. */
   readonly countOnceMemory?: number;
@@ -150,7 +160,8 @@ export interface MetricsTarget {
   /** `undefined` when the provider is the no-op one: nothing is recorded, nothing is computed. */
   readonly instruments: RepairInstruments | undefined;
   readonly memory: CountOnceMemory;
-  readonly threadSeries: ThreadSeries;
+  /** The recent dangling calls per thread, which the per-thread metric's producer reads. */
+  readonly threadActivity: ThreadActivity;
 }
 
 /** The labels of one model call, computed once and only when something is recorded. */
@@ -171,8 +182,6 @@ function isTracing(provider: TracerProvider): boolean {
     !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_TRACER_PROVIDER
   );
 }
-/** The attributes of the per-thread counter's overflow series, as the SDK writes its own. */
-const THREAD_OVERFLOW = Object.freeze({ [ATTR_METRIC_OVERFLOW]: true });
 
 /**
  * Records the metrics and spans of the middleware.
@@ -192,6 +201,8 @@ export class RepairTelemetry {
   #labelled: { readonly call: ObservedModelCall; readonly labels: CallLabels } | undefined;
   /** The last model call recorded: its model and tools label repairs that had none. */
   #lastCall: ObservedModelCall | undefined;
+  /** The last thread id mapped by `threadIdAttribute`, and what it became (none if it failed). */
+  #conversation: { readonly threadId: string; readonly id: string | undefined } | undefined;
 
   constructor(settings: TelemetrySettings) {
     this.#settings = settings;
@@ -424,6 +435,9 @@ export class RepairTelemetry {
           repair.callIndex === undefined ? undefined : inspection.history?.[repair.callIndex];
         const key = danglingCallKey(call, madeBy, repair.callIndex, repair.toolCallId);
         if (key !== undefined && !target.memory.firstSighting(key)) continue;
+        // First seen here, but a model call was made over it already (in this process before its
+        // memory forgot it, or in another one): that call counted it.
+        if (answeredByLaterModelCall(inspection.history, repair.callIndex)) continue;
         const charged = this.#chargedTo(labels, madeBy);
         instruments.danglingToolCalls.add(1, {
           [ATTR_GEN_AI_PROVIDER_NAME]: charged.provider,
@@ -432,15 +446,8 @@ export class RepairTelemetry {
           [ATTR_REASON]: repair.reason ?? REASON_VALUE_INTERRUPTED,
         });
         if (this.#settings.threadMetrics && call.threadId !== undefined) {
-          instruments.threadDanglingToolCalls.add(
-            1,
-            target.threadSeries.admit(call.threadId)
-              ? {
-                  [ATTR_GEN_AI_CONVERSATION_ID]: call.threadId,
-                  [ATTR_GEN_AI_REQUEST_MODEL]: charged.model,
-                }
-              : THREAD_OVERFLOW,
-          );
+          const conversation = this.#conversationIdOf(call.threadId, "metrics");
+          if (conversation !== undefined) target.threadActivity.record(conversation, charged.model);
         }
       }
     }
@@ -459,10 +466,35 @@ export class RepairTelemetry {
       parent,
     );
     try {
-      if (span.isRecording()) describeSpan(span, call, inspection, labels);
+      if (span.isRecording()) {
+        const conversation =
+          call.threadId === undefined
+            ? undefined
+            : this.#conversationIdOf(call.threadId, "tracing");
+        describeSpan(span, conversation, inspection, labels);
+      }
     } finally {
       span.end(epochMillis(inspection.endedAt));
     }
+  }
+
+  /**
+   * What a thread id becomes as `gen_ai.conversation.id`, by the `threadIdAttribute` option: the
+   * same on the metric and the span, so that a thread on a dashboard leads to its traces. A mapping
+   * that throws, or gives no text, is reported and gives no attribute at all: the raw id is never
+   * recorded in its place. The last thread's answer is kept, since a call's metric and span ask in
+   * turn.
+   */
+  #conversationIdOf(threadId: string, part: TelemetryPart): string | undefined {
+    if (this.#conversation?.threadId === threadId) return this.#conversation.id;
+    let id: string | undefined;
+    try {
+      id = mappedThreadId(this.#settings.threadIdAttribute, threadId);
+    } catch (error) {
+      this.#settings.onFailure(error, part);
+    }
+    this.#conversation = { threadId, id };
+    return id;
   }
 
   /**
@@ -512,11 +544,13 @@ export class RepairTelemetry {
     if (this.#metrics?.provider === provider) return this.#metrics;
     const meter = provider.getMeter(INSTRUMENTATION_SCOPE_NAME, PACKAGE_VERSION);
     const size = this.#settings.countOnceMemory;
+    const threadActivity = sharedThreadActivity(provider);
+    threadActivity.configure(this.#settings.threadWindow, this.#settings.threadSeriesLimit);
     this.#metrics = {
       provider,
       instruments: meter === NOOP_METER ? undefined : createInstruments(meter),
       memory: size === undefined ? sharedCountOnceMemory(provider) : new CountOnceMemory(size),
-      threadSeries: sharedThreadSeries(provider, this.#settings.threadSeriesLimit),
+      threadActivity,
     };
     return this.#metrics;
   }
@@ -554,7 +588,7 @@ function outcomeOfCall(inspections: readonly Inspection[]): Outcome {
 
 function describeSpan(
   span: Span,
-  call: ObservedModelCall,
+  conversation: string | undefined,
   inspection: Inspection,
   labels: CallLabels,
 ): void {
@@ -571,7 +605,7 @@ function describeSpan(
     [ATTR_TOOL_NAMES]: [...new Set(repairs.map((repair) => repair.toolName))],
     [ATTR_OUTCOME]: inspection.outcome,
   };
-  if (call.threadId !== undefined) attributes[ATTR_GEN_AI_CONVERSATION_ID] = call.threadId;
+  if (conversation !== undefined) attributes[ATTR_GEN_AI_CONVERSATION_ID] = conversation;
   span.setAttributes(attributes);
   for (const repair of repairs) {
     const event: Attributes = {
@@ -589,6 +623,49 @@ function describeSpan(
     if (inspection.error instanceof Error) span.recordException(inspection.error);
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessageOf(inspection.error) });
   }
+}
+
+/**
+ * A thread id as `threadIdAttribute` maps it.
+ *
+ * @throws when the mapping function throws or gives anything but a non-empty string, or SHA-256
+ *   cannot be computed here
+ */
+function mappedThreadId(mapping: ThreadIdAttribute, threadId: string): string {
+  if (mapping === "raw") return threadId;
+  if (mapping === "sha256") return sha256Hex(threadId);
+  const id: unknown = mapping(threadId);
+  if (typeof id !== "string" || id === "") {
+    throw new TypeError(
+      `threadIdAttribute returned ${typeof id === "string" ? "an empty string" : typeof id}, not a non-empty string; the thread is recorded without gen_ai.conversation.id`,
+    );
+  }
+  return id;
+}
+
+/** What {@link sha256Hex} uses of `node:crypto`. */
+interface NodeCrypto {
+  createHash(algorithm: "sha256"): {
+    update(text: string): { digest(encoding: "hex"): string };
+  };
+}
+
+let nodeCrypto: NodeCrypto | undefined;
+
+/**
+ * The hex SHA-256 of a text, with Node's `crypto`, reached through `process.getBuiltinModule`
+ * (on every Node.js the package supports) so that no entry point imports a Node built-in module.
+ */
+function sha256Hex(text: string): string {
+  nodeCrypto ??= (
+    globalThis.process as { getBuiltinModule?: (id: string) => unknown } | undefined
+  )?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
+  if (nodeCrypto === undefined) {
+    throw new Error(
+      'threadIdAttribute: "sha256" needs Node.js\'s crypto module, which this runtime lacks',
+    );
+  }
+  return nodeCrypto.createHash("sha256").update(text).digest("hex");
 }
 
 /** The AI messages of what a model call returned: the message itself, or a command's update. */

@@ -38,11 +38,15 @@ export const METRIC_DANGLING_TOOL_CALLS = "tool_call_resilience.dangling_tool_ca
 export const METRIC_REPAIRS = "tool_call_resilience.repairs" as const;
 
 /**
- * Counter `{call}`: dangling calls per thread, once per call, only for threads that had one.
- * Prometheus: `tool_call_resilience_thread_dangling_tool_calls_total`.
+ * Gauge `{call}`: per thread (and model), the dangling calls a process counted over the last
+ * `threadWindow` (15 minutes by default), counted once as {@link METRIC_DANGLING_TOOL_CALLS}
+ * counts them, reported only for the threads that had one in that window, at most
+ * `threadSeriesLimit` of them (the most first). Not an instrument: the setup entry point's
+ * `threadMetricsProducer` reports it. Prometheus:
+ * `tool_call_resilience_thread_recent_dangling_tool_calls`.
  */
-export const METRIC_THREAD_DANGLING_TOOL_CALLS =
-  "tool_call_resilience.thread.dangling_tool_calls" as const;
+export const METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS =
+  "tool_call_resilience.thread.recent_dangling_tool_calls" as const;
 
 /**
  * Histogram `s`: how long each inspection of a request took, repair included. Prometheus:
@@ -93,8 +97,7 @@ export const ATTR_GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id" as const;
 export const ATTR_ERROR_TYPE = "error.type" as const;
 /**
  * Marks an overflow series: the SDK's, when an instrument passes its cardinality limit between two
- * collections, and the per-thread counter's, for threads past `threadSeriesLimit`. Written by the
- * SDK specification; Prometheus: `otel_metric_overflow="true"`.
+ * collections. Written by the SDK specification; Prometheus: `otel_metric_overflow="true"`.
  */
 export const ATTR_METRIC_OVERFLOW = "otel.metric.overflow" as const;
 

@@ -13,7 +13,7 @@ import { unrepairedModelOf } from "../../src/attach/chat-model.js";
 import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   ToolCallResilienceOptionsError,
   withToolCallRepair,
@@ -170,7 +170,7 @@ describe("withToolCallRepair telemetry", () => {
     // The test model keeps its bound tools to itself: tools it does not show go to _OTHER.
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, { "gen_ai.tool.name": "_OTHER" })).toBe(1);
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         "gen_ai.conversation.id": "thread-9",
       }),
     ).toBe(1);

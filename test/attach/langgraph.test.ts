@@ -11,7 +11,7 @@ import { createReactAgent, ToolNode, toolsCondition } from "@langchain/langgraph
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   METRIC_DANGLING_TOOL_CALLS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   withToolCallRepair,
 } from "../../src/index.js";
 import { abortMidTool, onThread, stallingSearchTool } from "../helpers/agent.js";
@@ -116,7 +116,7 @@ describe.each(Object.entries(stacks))("in %s", (_name, build) => {
     await leaveDangling(graph, started, "counted");
     await graph.invoke({ messages: [new HumanMessage("Any news?")] }, onThread("counted"));
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         "gen_ai.conversation.id": "counted",
         "gen_ai.request.model": "gpt-4.1",
       }),

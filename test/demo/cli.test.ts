@@ -263,7 +263,7 @@ describe("npm start", () => {
         "tool_call_resilience_tool_calls_total",
         "tool_call_resilience_dangling_tool_calls_total",
         "tool_call_resilience_repairs_total",
-        "tool_call_resilience_thread_dangling_tool_calls_total",
+        "tool_call_resilience_thread_recent_dangling_tool_calls",
         "tool_call_resilience_repair_duration_bucket",
       ]) {
         expect(exposition.find(series).length, series).toBeGreaterThan(0);

@@ -35,9 +35,10 @@ tool_call_resilience_dangling_tool_calls_total{gen_ai_provider_name="gcp.gemini"
 tool_call_resilience_repairs_total{gen_ai_provider_name="openai",gen_ai_request_model="gpt-4.1",tool_call_resilience_repair_kind="placeholder_inserted",${SCOPE}} 2
 tool_call_resilience_repairs_total{gen_ai_provider_name="gcp.gemini",gen_ai_request_model="gemini-2.5-flash",tool_call_resilience_repair_kind="placeholder_inserted",${SCOPE}} 1
 tool_call_resilience_repairs_total{gen_ai_provider_name="openai",gen_ai_request_model="gpt-4.1",tool_call_resilience_repair_kind="orphan_dropped",${SCOPE}} 1
-# HELP tool_call_resilience_thread_dangling_tool_calls_total Dangling tool calls per thread.
-# TYPE tool_call_resilience_thread_dangling_tool_calls_total counter
-tool_call_resilience_thread_dangling_tool_calls_total{gen_ai_conversation_id="thread-0001",gen_ai_request_model="gpt-4.1",${SCOPE}} 2
+# HELP tool_call_resilience_thread_recent_dangling_tool_calls Dangling tool calls per thread in the window.
+# UNIT tool_call_resilience_thread_recent_dangling_tool_calls {call}
+# TYPE tool_call_resilience_thread_recent_dangling_tool_calls gauge
+tool_call_resilience_thread_recent_dangling_tool_calls{gen_ai_conversation_id="thread-0001",gen_ai_request_model="gpt-4.1",${SCOPE}} 2
 # HELP tool_call_resilience_repair_duration Time the repair took.
 # TYPE tool_call_resilience_repair_duration histogram
 tool_call_resilience_repair_duration_count{tool_call_resilience_outcome="repaired",${SCOPE}} 3

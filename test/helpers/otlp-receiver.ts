@@ -47,6 +47,11 @@ export interface SumPoint {
   readonly kind: "sum";
   readonly value: number;
 }
+/** One data point of a gauge as it arrived; a gauge has no temporality (0). */
+export interface GaugePoint {
+  readonly kind: "gauge";
+  readonly value: number;
+}
 /** One data point of an explicit-bucket histogram as it arrived. */
 export interface HistogramPoint {
   readonly kind: "histogram";
@@ -57,7 +62,7 @@ export interface HistogramPoint {
 }
 
 /** A metric data point with everything that names it. */
-export type MetricPoint = (SumPoint | HistogramPoint) & {
+export type MetricPoint = (SumPoint | GaugePoint | HistogramPoint) & {
   readonly metric: string;
   readonly unit: string;
   readonly description: string;
@@ -162,28 +167,32 @@ function pointsOf(request: Json): MetricPoint[] {
           resource,
         };
         const sum = metric.sum as Json | undefined;
+        const gauge = metric.gauge as Json | undefined;
         const histogram = metric.histogram as Json | undefined;
-        const shape = sum ?? histogram;
+        const shape = sum ?? gauge ?? histogram;
         if (shape === undefined) throw new Error(`unexpected metric type in ${named.metric}`);
         for (const point of list(shape.dataPoints)) {
           const common = {
             ...named,
-            temporality: Number(shape.aggregationTemporality),
+            temporality: Number(shape.aggregationTemporality ?? 0),
             monotonic: Boolean(sum?.isMonotonic),
             attributes: attributesOf(point.attributes),
             timeUnixNano: BigInt(String(point.timeUnixNano ?? 0)),
           };
+          const value = Number(point.asDouble ?? point.asInt ?? 0);
           points.push(
             sum !== undefined
-              ? { ...common, kind: "sum", value: Number(point.asDouble ?? point.asInt ?? 0) }
-              : {
-                  ...common,
-                  kind: "histogram",
-                  count: Number(point.count ?? 0),
-                  sum: Number(point.sum ?? 0),
-                  bucketCounts: list(point.bucketCounts).map(Number),
-                  explicitBounds: list(point.explicitBounds).map(Number),
-                },
+              ? { ...common, kind: "sum", value }
+              : gauge !== undefined
+                ? { ...common, kind: "gauge", value }
+                : {
+                    ...common,
+                    kind: "histogram",
+                    count: Number(point.count ?? 0),
+                    sum: Number(point.sum ?? 0),
+                    bucketCounts: list(point.bucketCounts).map(Number),
+                    explicitBounds: list(point.explicitBounds).map(Number),
+                  },
           );
         }
       }

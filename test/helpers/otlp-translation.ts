@@ -76,7 +76,7 @@ function labelsOf(attributes: Attributes, resource: Attributes): Record<string, 
 }
 
 /**
- * The text exposition of the latest cumulative points, named and labelled as Prometheus's OTLP
+ * The text exposition of the latest cumulative points and gauges, named and labelled as Prometheus's OTLP
  * receiver stores them, with a `target_info` series per resource. Delta points are left out, as
  * Prometheus refuses them.
  */
@@ -85,10 +85,11 @@ export function translatedExposition(points: readonly MetricPoint[]): string {
   const resources = new Map<string, Attributes>();
   for (const point of points) {
     resources.set(JSON.stringify(jobAndInstance(point.resource)), point.resource);
-    if (point.temporality !== TEMPORALITY.cumulative) continue;
+    // A gauge has no temporality; Prometheus stores it as it is.
+    if (point.kind !== "gauge" && point.temporality !== TEMPORALITY.cumulative) continue;
     const name = translatedMetricName(point);
     const labels = labelsOf(point.attributes, point.resource);
-    if (point.kind === "sum") {
+    if (point.kind === "sum" || point.kind === "gauge") {
       lines.push(sample(name, labels, point.value));
       continue;
     }

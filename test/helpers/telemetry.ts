@@ -10,6 +10,7 @@ import {
   type Histogram,
   InstrumentType,
   MeterProvider,
+  type MetricProducer,
   MetricReader,
   type ViewOptions,
 } from "@opentelemetry/sdk-metrics";
@@ -19,11 +20,18 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import { threadMetricsProducer } from "../../src/setup/index.js";
 
-/** A metric reader that collects on demand, with cumulative sums. */
+/**
+ * A metric reader that collects on demand, with cumulative sums, and the per-thread metric from
+ * its producer, as `startTelemetry`'s readers have it.
+ */
 class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  constructor(producers: MetricProducer[]) {
+    super({
+      aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE,
+      metricProducers: producers,
+    });
   }
   protected override async onForceFlush(): Promise<void> {}
   protected override async onShutdown(): Promise<void> {}
@@ -37,7 +45,11 @@ export interface Point {
 
 /** A meter provider and a reader that returns the points of a metric by name. */
 export function metricsHarness(views: ViewOptions[] = []) {
-  const reader = new OnDemandReader();
+  // The producer reads the store of the provider made below, once there is one.
+  const producer: MetricProducer = {
+    collect: (options) => threadMetricsProducer({ meterProvider }).collect(options),
+  };
+  const reader = new OnDemandReader([producer]);
   const meterProvider = new MeterProvider({ readers: [reader], views });
   return {
     meterProvider,

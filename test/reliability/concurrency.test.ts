@@ -23,7 +23,7 @@ import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
@@ -34,6 +34,11 @@ import {
   DEFAULT_COUNT_ONCE_MEMORY,
   sharedCountOnceMemory,
 } from "../../src/telemetry/count-once.js";
+import {
+  DEFAULT_THREAD_SERIES_LIMIT,
+  sharedThreadActivity,
+  trackedSeriesBound,
+} from "../../src/telemetry/thread-activity.js";
 import {
   abortMidTool,
   agentWith,
@@ -168,7 +173,7 @@ describe("1,000 concurrent agent threads with interleaved aborts", () => {
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(danglingCalls);
     expect(await metrics.sum(METRIC_REPAIRS)).toBe(2 * danglingCalls);
     const perThread = Object.fromEntries(
-      (await metrics.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).map((point) => [
+      (await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).map((point) => [
         point.attributes[ATTR_GEN_AI_CONVERSATION_ID],
         point.value,
       ]),
@@ -207,8 +212,8 @@ function settledHeapBytes(gc: () => void): number {
   return getHeapStatistics().used_heap_size;
 }
 
-describe("the memory that counts each dangling call once", () => {
-  it("holds its bound after 1,000,000 distinct dangling calls, and the heap grows by less than 20 MB", async () => {
+describe("the memories that count each dangling call once, and per thread", () => {
+  it("hold their bounds after 1,000,000 distinct dangling calls on 1,000 threads, and the heap grows by less than 20 MB", async () => {
     const CALLS_PER_REQUEST = 1_000;
     const REQUESTS = 1_000;
     const metrics = metricsHarness();
@@ -226,7 +231,9 @@ describe("the memory that counts each dangling call once", () => {
     const requestOf = (index: number) => {
       const ids = Array.from({ length: CALLS_PER_REQUEST }, (_, call) => `r${index}-c${call}`);
       const messages = [human("go"), aiCalls(...ids), human("go on")];
-      return { messages, runtime: { configurable: { thread_id: "t" } }, state: {}, model: {} };
+      // A thread per request: the per-thread store must stay bounded too.
+      const configurable = { thread_id: `t${index}` };
+      return { messages, runtime: { configurable }, state: {}, model: {} };
     };
 
     let placeholders = 0;
@@ -244,9 +251,16 @@ describe("the memory that counts each dangling call once", () => {
     expect(placeholders).toBe(distinct);
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(distinct);
     expect(memory.size).toBe(DEFAULT_COUNT_ONCE_MEMORY);
+    const activity = sharedThreadActivity(metrics.meterProvider as unknown as MeterProvider);
+    const bound = trackedSeriesBound(DEFAULT_THREAD_SERIES_LIMIT);
+    expect(activity.size).toBeLessThanOrEqual(bound);
+    expect(activity.size).toBeGreaterThanOrEqual(bound - bound / 10);
+    expect(await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toHaveLength(
+      DEFAULT_THREAD_SERIES_LIMIT,
+    );
     const growth = after - filled;
     console.info(
-      `count-once memory: ${memory.size} keys after ${distinct} distinct calls; heap growth over the last 900,000: ${(growth / 1_048_576).toFixed(2)} MB`,
+      `count-once memory: ${memory.size} keys, per-thread store: ${activity.size} series, after ${distinct} distinct calls on ${REQUESTS} threads; heap growth over the last 900,000: ${(growth / 1_048_576).toFixed(2)} MB`,
     );
     expect(growth).toBeLessThan(20 * 1_048_576);
     // The latest calls are remembered: seen again, they are not counted again. Calls seen long

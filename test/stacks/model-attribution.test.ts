@@ -28,7 +28,7 @@ import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
 } from "../../src/index.js";
 import {
@@ -115,7 +115,7 @@ describe("model fallback during an outage", () => {
     expect(await harness.sum(METRIC_TOOL_CALLS, PRIMARY)).toBe(0);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, PRIMARY)).toBe(0);
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         [ATTR_GEN_AI_CONVERSATION_ID]: "fallback-outside",
         [ATTR_GEN_AI_REQUEST_MODEL]: "claude-sonnet-4-5",
       }),

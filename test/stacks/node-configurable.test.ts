@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
   METRIC_DANGLING_TOOL_CALLS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   withToolCallRepair,
 } from "../../src/index.js";
 import { aiAnswer, onThread, scriptedModel } from "../helpers/agent.js";
@@ -50,7 +50,7 @@ describe("withToolCallRepair in a node that passes its own configurable", () => 
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     for (const thread of ["thread-a", "thread-b"]) {
       expect(
-        await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+        await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
           [ATTR_GEN_AI_CONVERSATION_ID]: thread,
         }),
       ).toBe(1);
@@ -67,7 +67,7 @@ describe("withToolCallRepair outside a LangGraph run", () => {
     });
     await model.invoke(brokenHistory(), onThread("given"));
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         [ATTR_GEN_AI_CONVERSATION_ID]: "given",
       }),
     ).toBe(1);
@@ -81,7 +81,7 @@ describe("withToolCallRepair outside a LangGraph run", () => {
     );
     await model.invoke(brokenHistory());
     await model.invoke(brokenHistory());
-    expect(await harness.points(METRIC_THREAD_DANGLING_TOOL_CALLS)).toEqual([]);
+    expect(await harness.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).toEqual([]);
     // The AI message has an id of its own: the same call, seen twice, is one dangling call.
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
   });

@@ -18,7 +18,7 @@ import {
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
 } from "../../src/index.js";
 import { MODEL_CALL_WAIT_MS } from "../../src/telemetry/pending-inspections.js";
@@ -84,7 +84,7 @@ describe("a persisted repair whose model call never comes", () => {
       }),
     ).toBe(1);
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(1);

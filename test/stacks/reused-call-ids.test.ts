@@ -21,7 +21,7 @@ import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   withToolCallRepair,
 } from "../../src/index.js";
@@ -80,7 +80,7 @@ describe("a call id reused on one thread", () => {
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, SEARCH_ON_MODEL)).toBe(2);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         ...ON_MODEL,
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
@@ -103,7 +103,7 @@ describe("a call id reused on one thread", () => {
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, SEARCH_ON_MODEL)).toBe(2);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(2);
@@ -147,7 +147,7 @@ describe("sub-graphs that share a thread id", () => {
     // Ground truth: two histories, each with one AI message whose call_0 has no result.
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     expect(
-      await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, {
+      await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(2);

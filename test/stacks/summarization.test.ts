@@ -32,7 +32,7 @@ import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
@@ -169,7 +169,7 @@ async function countersOf(harness: ReturnType<typeof metricsHarness>) {
       [ATTR_REASON]: REASON_VALUE_INTERRUPTED,
     }),
     danglingAnywhere: await harness.sum(METRIC_DANGLING_TOOL_CALLS),
-    threadDangling: await harness.sum(METRIC_THREAD_DANGLING_TOOL_CALLS, model),
+    threadDangling: await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, model),
     repairs: await harness.sum(METRIC_REPAIRS, {
       ...model,
       [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,

@@ -4,22 +4,12 @@
  * evaluation interval, the shipped recording and alert rules) in a temporary folder, and stopped
  * by its PID.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import {
-  accessSync,
-  closeSync,
-  constants,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { accessSync, constants, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { bundleConfig } from "../dashboards/generator/config.js";
+import { type LocalServer, startLocalServer } from "./local-server.js";
 
 /** The shipped rule files, recording rules first. */
 export const SHIPPED_RULE_FILES: readonly string[] = Object.freeze(
@@ -61,10 +51,19 @@ export interface PrometheusServerOptions {
    * exporter. Default: `false`.
    */
   readonly honorLabels?: boolean;
+  /**
+   * Labels every scraped series gets, as service discovery gives a target (`cluster`,
+   * `namespace`). Default: none.
+   */
+  readonly targetLabels?: Readonly<Record<string, string>>;
   /** Rule files to load. Default: the shipped ones. */
   readonly ruleFiles?: readonly string[];
   /** Scrape and evaluation interval. Default: `1s`. */
   readonly interval?: string;
+  /** `host:port` of Alertmanagers to send the alerts to (API v2). Default: none. */
+  readonly alertmanagers?: readonly string[];
+  /** More command-line flags, such as `--rules.alert.resend-delay=1s`. Default: none. */
+  readonly flags?: readonly string[];
   /** How long to wait for the server to be ready, in milliseconds. Default: 30 s. */
   readonly readyTimeoutMs?: number;
   /** Gives up waiting (and stops the server) when this aborts. */
@@ -80,20 +79,7 @@ export class PrometheusPortTakenError extends Error {
 }
 
 /** A running Prometheus server. */
-export interface PrometheusServer {
-  /** Its base URL, such as `http://127.0.0.1:9090`. */
-  readonly url: string;
-  readonly pid: number;
-  /** What it printed so far (its log). */
-  log(): string;
-  /** Stops it by its PID and removes its folder. Safe to call twice. */
-  stop(): Promise<void>;
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once("exit", () => resolve()));
-}
+export type PrometheusServer = LocalServer;
 
 /**
  * Starts Prometheus and waits until it answers `/-/ready`.
@@ -109,105 +95,56 @@ function exited(child: ChildProcess): Promise<void> {
  */
 export async function startPrometheus(options: PrometheusServerOptions): Promise<PrometheusServer> {
   const interval = options.interval ?? "1s";
-  const folder = mkdtempSync(join(tmpdir(), "tool-call-resilience-prometheus-"));
-  const configFile = join(folder, "prometheus.yml");
-  const logFile = join(folder, "prometheus.log");
-  writeFileSync(
-    configFile,
-    stringify({
-      global: { scrape_interval: interval, evaluation_interval: interval },
-      rule_files: [...(options.ruleFiles ?? SHIPPED_RULE_FILES)],
-      scrape_configs: [
-        {
-          job_name: options.job ?? SCRAPE_JOB,
-          scrape_interval: interval,
-          honor_labels: options.honorLabels ?? false,
-          static_configs: [{ targets: [...options.targets] }],
-        },
-      ],
-    }),
-  );
-  const output = openSync(logFile, "a");
-  const child = spawn(
-    options.binary,
-    [
-      `--config.file=${configFile}`,
-      `--storage.tsdb.path=${join(folder, "data")}`,
-      `--web.listen-address=127.0.0.1:${options.port}`,
-      "--log.level=warn",
-    ],
-    { stdio: ["ignore", output, output] },
-  );
-  // The child has its own copy of the descriptor.
-  closeSync(output);
-  const log = () => {
-    try {
-      return readFileSync(logFile, "utf8");
-    } catch {
-      return "";
-    }
-  };
-  // A last resort: whatever way this process ends, Prometheus does not outlive it.
-  const killOnExit = () => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-      process.kill(child.pid, "SIGTERM");
-    }
-    try {
-      rmSync(folder, { recursive: true, force: true });
-    } catch {
-      // Prometheus may still be writing there as it shuts down; the folder is a temporary one.
-    }
-  };
-  process.once("exit", killOnExit);
-  const exit = exited(child);
-  let stopped: Promise<void> | undefined;
-  const stop = () => {
-    stopped ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-        process.kill(child.pid, "SIGTERM");
-        const killer = setTimeout(() => {
-          if (child.pid !== undefined && child.exitCode === null) {
-            process.kill(child.pid, "SIGKILL");
-          }
-        }, 10_000);
-        await exit;
-        clearTimeout(killer);
-      }
-      process.removeListener("exit", killOnExit);
-      rmSync(folder, { recursive: true, force: true });
-    })();
-    return stopped;
-  };
-  const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
-  const exitError = exit.then(
-    () => new Error(`prometheus exited with code ${child.exitCode ?? child.signalCode}`),
-  );
-  const url = `http://127.0.0.1:${options.port}`;
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
-  try {
-    for (;;) {
-      options.signal?.throwIfAborted();
-      const failure = await Promise.race([
-        spawnError,
-        exitError,
-        fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(1_000) }).then(
-          (response) => (response.ok ? undefined : new Error(`not ready: ${response.status}`)),
-          (error: unknown) => error as Error,
-        ),
-      ]);
-      if (failure === undefined) break;
-      if (/address already in use/.test(log())) {
-        throw new PrometheusPortTakenError(options.port);
-      }
-      if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-        throw new Error(`${failure.message}\n${log()}`);
-      }
-      if (/ENOENT/.test(failure.message)) throw failure;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, pid: child.pid as number, log, stop };
+  return startLocalServer({
+    name: "prometheus",
+    binary: options.binary,
+    port: options.port,
+    args: (folder) => {
+      const configFile = join(folder, "prometheus.yml");
+      writeFileSync(
+        configFile,
+        stringify({
+          global: { scrape_interval: interval, evaluation_interval: interval },
+          rule_files: [...(options.ruleFiles ?? SHIPPED_RULE_FILES)],
+          ...(options.alertmanagers === undefined || options.alertmanagers.length === 0
+            ? {}
+            : {
+                alerting: {
+                  alertmanagers: [
+                    {
+                      api_version: "v2",
+                      static_configs: [{ targets: [...options.alertmanagers] }],
+                    },
+                  ],
+                },
+              }),
+          scrape_configs: [
+            {
+              job_name: options.job ?? SCRAPE_JOB,
+              scrape_interval: interval,
+              honor_labels: options.honorLabels ?? false,
+              static_configs: [
+                {
+                  targets: [...options.targets],
+                  ...(options.targetLabels === undefined
+                    ? {}
+                    : { labels: { ...options.targetLabels } }),
+                },
+              ],
+            },
+          ],
+        }),
+      );
+      return [
+        `--config.file=${configFile}`,
+        `--storage.tsdb.path=${join(folder, "data")}`,
+        `--web.listen-address=127.0.0.1:${options.port}`,
+        "--log.level=warn",
+        ...(options.flags ?? []),
+      ];
+    },
+    portTaken: () => new PrometheusPortTakenError(options.port),
+    ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
 }

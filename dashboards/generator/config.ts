@@ -12,6 +12,19 @@
 // Grafana expands `${...}` when it reads a provisioning file; escaped here so TypeScript does not.
 const PROMETHEUS_DATASOURCE_UID = `\${PROMETHEUS_DATASOURCE_UID}`;
 
+/** One pair of windows of a multi-window burn-rate alert, and the burn rate both must exceed. */
+export interface BurnWindows {
+  /** The long window: how much budget must have burned, so that a short burst does not alert. */
+  readonly long: string;
+  /**
+   * The short window, a twelfth of the long one: the burn must still be going on, so the alert
+   * resolves minutes after the incident ends instead of an hour later.
+   */
+  readonly short: string;
+  /** How many times faster than the objective allows the budget must burn in both windows. */
+  readonly factor: number;
+}
+
 /** The bundle's tunables. Every duration is a Prometheus duration string. */
 export const bundleConfig = Object.freeze({
   /**
@@ -27,89 +40,147 @@ export const bundleConfig = Object.freeze({
   job: "tool-call-resilience",
 
   /**
-   * Where `dashboards/runbook.md` is published: the dashboards' *Runbook* link, and the base of
-   * every alert's `runbook_url`, which is `${runbookBaseUrl}#<lowercased alert name>` (the GitHub
-   * anchor of the alert's heading in the runbook).
-   *
-   * The default, the relative `runbook.md`, only resolves where the files sit next to each other
-   * (a repository browser): Grafana resolves it against its own address, and an Alertmanager or
-   * Grafana notification carries it as is, so neither opens the runbook. Operators should set an
-   * absolute URL, for example
-   * `https://github.com/<owner>/<repository>/blob/main/dashboards/runbook.md`, then run
-   * `npm run dashboards` and update the `runbook_url` expectations in
-   * `dashboards/prometheus/rules.test.yml`.
+   * Extra label matchers every rule and panel adds to the library's series, comma-separated, as in
+   * a selector: `env="prod"` keeps one Prometheus's rules to one environment. Empty: every series
+   * of the library's names.
    */
-  runbookBaseUrl: "runbook.md",
+  selector: "",
 
-  /** `ToolCallResilienceDanglingRatioHigh`: too many of a model's tool calls dangle. */
-  danglingRatio: Object.freeze({
+  /**
+   * The labels that name one process (a scrape target, or a pushing `service.instance.id`). Every
+   * rule sums them away (`sum without`), so a fleet's model is one series however many replicas
+   * serve it, and a restarted pod (a new `instance`) continues it; only the per-instance outlier
+   * alert keeps them. Add the label your service discovery gives each replica (`pod` on
+   * Kubernetes) if it is not here.
+   */
+  processLabels: Object.freeze(["instance", "pod"]),
+
+  /**
+   * The labels that say where a process runs, outermost first, as the kubernetes-mixin's
+   * `clusterLabel`. The rules keep every label they do not sum away, these included (so staging
+   * and prod, or two clusters, are never merged); these are also shown in every alert's
+   * description, grouped by in `ToolCallResilienceTelemetryMissing`, and offered as variables by
+   * the dashboards. A label that a series does not carry is simply empty.
+   */
+  topologyLabels: Object.freeze(["cluster", "namespace"]),
+
+  /**
+   * Where `dashboards/runbook.md` is published: an absolute http(s) URL, required, since
+   * notifications (Alertmanager, Grafana) carry the `runbook_url` as it is and a relative one
+   * opens nothing. Every alert's `runbook_url` is `${runbookBaseUrl}#<lowercased alert name>`
+   * (the anchor of the alert's heading in the runbook), and the dashboards link to it. Point it at
+   * your own copy when you change the runbook, then run `npm run dashboards` and update the
+   * `runbook_url` expectations in `dashboards/prometheus/rules.test.yml`.
+   */
+  runbookBaseUrl:
+    "https://github.com/tool-call-resilience/tool-call-resilience/blob/main/dashboards/runbook.md",
+
+  /**
+   * The objective the dangling alerts defend: at most this share of a model's tool calls may be
+   * left without a result. Its complement is the error budget that the burn-rate alerts watch.
+   */
+  objective: Object.freeze({
     /**
-     * Share of a model's tool calls left without a result over 5 minutes above which it warns.
-     * User cancellations alone rarely reach 1 to 2 %; a sustained 5 % means calls are being lost
-     * systematically (tools timing out, runs dying, interrupts left unanswered).
+     * For every model not listed in {@link models}. User cancellations alone rarely reach 1 to 2 %
+     * of tool calls; 2 % leaves room for them, and a sustained 6 % (3x) already means calls are
+     * being lost systematically (tools timing out, runs dying, interrupts left unanswered).
      */
-    threshold: 0.05,
+    default: 0.02,
     /**
-     * Tool calls per second (over 5 minutes) a model must issue for its share to count: at 0.1/s
-     * (30 calls in 5 minutes) a 5 % share is at least two dangling calls, not one unlucky
-     * cancellation among a handful of calls.
+     * Objectives of particular models: a regular expression, matched against the whole
+     * `gen_ai_request_model` as Prometheus does (`gpt-4o(-.*)?`), to the share. The first match
+     * wins. Example: `{ "claude-3-5-haiku.*": 0.05 }`.
      */
-    minimumToolCallRate: 0.1,
-    /** How long the share must stay above the threshold: two whole 5-minute windows. */
+    models: Object.freeze({}) as Readonly<Record<string, number>>,
+  }),
+
+  /**
+   * The dangling-call burn-rate alert, `ToolCallResilienceDanglingBudgetBurn`: the multi-window,
+   * multi-burn-rate alerts of the SRE workbook. A burn rate of 1 spends the budget exactly; 14.4
+   * over one hour spends 2 % of a 30-day budget. It pages while both windows of a pair burn faster
+   * than their factor, so it keeps firing as long as the incident lasts (the short window) and a
+   * burst too short to matter never pages (the long window).
+   */
+  burnRate: Object.freeze({
+    /** Pairs that page (`severity: critical`): a fast burn, or a slower one that lasts. */
+    page: Object.freeze([
+      Object.freeze({ long: "1h", short: "5m", factor: 14.4 }),
+      Object.freeze({ long: "6h", short: "30m", factor: 6 }),
+    ]) as readonly BurnWindows[],
+    /**
+     * Pairs that warn (`severity: warning`, a ticket): a slow burn over a day, which also catches
+     * a model too quiet for the paging windows to hold enough calls.
+     */
+    ticket: Object.freeze([
+      Object.freeze({ long: "1d", short: "2h", factor: 3 }),
+    ]) as readonly BurnWindows[],
+    /**
+     * Dangling calls the long window must hold before either severity fires: a burn computed over
+     * a handful of calls (one of three) is chance, not an incident. Kept low so that a quiet model
+     * whose every call dangles still alerts: at 0.04 tool calls per second it has 144 an hour.
+     */
+    minimumDanglingCalls: 10,
+    /**
+     * How long a paging pair must hold. `ToolCallResilienceToolDanglingBudgetBurn` (warning) uses
+     * the paging pairs and this too, per tool and against the default objective, so that a page
+     * says which tool, and a tool failing in every model is seen as one.
+     */
+    pageFor: "2m",
+    /** How long a ticket pair must hold. */
+    ticketFor: "1h",
+    /**
+     * How long an alert keeps firing once its condition no longer holds, so that a short window
+     * dipping for a minute mid-incident does not resolve the page and raise a new one.
+     */
+    keepFiringFor: "10m",
+  }),
+
+  /**
+   * `ToolCallResilienceInstanceDanglingOutlier` (warning): one process's share of a model's tool
+   * calls that dangle, over {@link window}, is far above its peers': a bad replica, a node, a
+   * version being rolled out.
+   */
+  instanceOutlier: Object.freeze({
+    /** Window of the comparison. */
+    window: "30m",
+    /** How many times the share of the model's other processes this one's must be. */
+    factor: 3,
+    /**
+     * And how many times the model's objective, so that a replica at 0.4 % among peers at 0.1 %
+     * does not warn.
+     */
+    minimumBurnRate: 3,
+    /** Dangling calls the process must have counted in the window. */
+    minimumDanglingCalls: 10,
+    /** How long it must hold. */
     for: "10m",
   }),
 
   /**
-   * `ToolCallResilienceDanglingSpike` (per model, critical) and
-   * `ToolCallResilienceToolDanglingSpike` (per tool, warning): the dangling share jumps against
-   * its own past. The share, not the count of dangling calls, is compared, so that more traffic
-   * alone does not page, and a baseline computed over a short history (a new model, a fresh
-   * Prometheus) is not biased: both counts of the share cover the same window.
+   * `ToolCallResilienceFailingOpen` (warning): the library itself failed on a model call and let the
+   * history through unrepaired (`outcome="failed_open"`), so that call may have reached the
+   * provider broken. It fires for {@link window} after each failure.
    */
-  danglingSpike: Object.freeze({
-    /**
-     * How many times its own share over the hour before (see {@link baselineOffset}) the 5-minute
-     * share must be. 3x stays clear of the ordinary swings of a share measured over a few hundred
-     * calls.
-     */
-    factor: 3,
-    /**
-     * How long ago the baseline hour ends: the 5-minute window plus {@link for}, so that a spike
-     * has entirely left the baseline until the alert has had time to fire. With the baseline
-     * ending only 5 minutes ago, a spike raises its own baseline while `for` runs, and with a
-     * short history (a fresh Prometheus, the demo) it can cancel itself out before it fires.
-     * Raise it with `for`.
-     */
-    baselineOffset: "10m",
-    /**
-     * Dangling calls per second (over 5 minutes) below which no spike pages: 0.05/s is 15 calls in
-     * 5 minutes. Below that a quiet model going from one dangling call to four triples its share
-     * without anything worth waking someone for; the dashboards still show it.
-     */
-    minimumDanglingRate: 0.05,
-    /** How long the spike must last. */
-    for: "5m",
-  }),
+  failingOpen: Object.freeze({ window: "15m" }),
 
-  /** `ToolCallResilienceCardinalityOverflow`: an instrument hit its cardinality limit. */
-  cardinalityOverflow: Object.freeze({
-    /**
-     * How long an overflow series must be present. It stays until the process restarts, so this
-     * only skips a scrape that flickers.
-     */
-    for: "5m",
-  }),
+  /**
+   * `ToolCallResilienceCardinalityOverflow` (warning): an instrument counted new attribute sets in its
+   * overflow series over {@link window}, so those calls are counted without their model or tool.
+   * It follows the overflow counting, not the overflow series' presence, so it clears once nothing
+   * new overflows.
+   */
+  cardinalityOverflow: Object.freeze({ window: "30m", for: "5m" }),
 
   /** `ToolCallResilienceTelemetryMissing`: the job's metrics stopped reaching Prometheus. */
   telemetryMissing: Object.freeze({
     /**
-     * How long nothing of {@link bundleConfig.job} may arrive (no successful scrape, no push), or
-     * its processes may report without any model-call series, before it warns. Long enough to
-     * ride out a rolling deploy and the first minutes of a restarted process that has not served a
-     * model call yet. On the OTLP path the alert fires this long after Prometheus's lookback (5
-     * minutes) has passed since the last push.
+     * How long a target of {@link bundleConfig.job} may fail its scrapes, nothing of the job may
+     * arrive at all (no successful scrape, no push), or its processes may report without any
+     * model-call series, before it warns. Long enough to ride out a rolling deploy and the first
+     * minutes of a restarted process that has not served a model call yet. On the OTLP path
+     * Prometheus keeps a stopped push for its lookback (5 minutes), so it fires that much later.
      */
-    for: "15m",
+    for: "10m",
   }),
 
   /** Grafana-managed alerting (`grafana/provisioning/alerting/tool-call-resilience.yml`). */

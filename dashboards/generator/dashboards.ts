@@ -2,7 +2,12 @@
  * The Grafana dashboards of the monitoring bundle, built with the Grafana Foundation SDK and
  * written as classic dashboard JSON (the format Grafana's import screen and file provisioning
  * read), plus the provisioning file that loads them. Every query is assembled from the names in
- * `names.ts`, so the dashboards follow the instruments in `src/telemetry/semconv.ts`.
+ * `names.ts` and the recorded series of `prometheus-rules.ts`, so the dashboards follow the
+ * instruments in `src/telemetry/semconv.ts` and show the figures the alerts evaluate.
+ *
+ * They answer three questions: which model, tool, instance or thread leaves tool calls dangling,
+ * since when (the alerts' own windows, and their firing as annotations), and whether it is getting
+ * worse (the burn rate against each paging and ticket threshold).
  */
 import * as bargauge from "@grafana/grafana-foundation-sdk/bargauge";
 import type * as cog from "@grafana/grafana-foundation-sdk/cog";
@@ -13,15 +18,30 @@ import * as prometheus from "@grafana/grafana-foundation-sdk/prometheus";
 import * as stat from "@grafana/grafana-foundation-sdk/stat";
 import * as table from "@grafana/grafana-foundation-sdk/table";
 import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
+import {
+  ATTR_GEN_AI_CONVERSATION_ID,
+  SPAN_REPAIR_TOOL_CALLS,
+} from "../../src/telemetry/semconv.js";
 import { bundleConfig } from "./config.js";
 import {
   instrumentSelector,
   labels,
   overflowSelector,
   type SeriesKey,
+  scopeLabels,
   seriesSelector,
   values,
 } from "./names.js";
+import {
+  type Level,
+  OBJECTIVE_RECORD,
+  type Quantity,
+  recordedWindows,
+  recordName,
+  seconds,
+  seriesMatchersOf,
+  summedAwayOf,
+} from "./prometheus-rules.js";
 import { orZero, share } from "./promql.js";
 
 /** Uid of the overview dashboard: stable, so links and bookmarks survive a re-import. */
@@ -38,6 +58,33 @@ const GENERATED_NOTE =
 const TAG = "tool-call-resilience";
 
 /**
+ * The windows of the ratio and burn-rate panels: the short and the long window of the first
+ * paging pair (5m and 1h by default), the windows of the fastest page.
+ */
+export const PANEL_WINDOWS: readonly string[] = (() => {
+  const [first] = bundleConfig.burnRate.page;
+  if (first === undefined) throw new Error("bundleConfig.burnRate.page holds no pair of windows");
+  const windows = [first.short, first.long];
+  const missing = windows.filter(
+    (window) => !recordedWindows.model.includes(window) || !recordedWindows.tool.includes(window),
+  );
+  if (
+    missing.length > 0 ||
+    !recordedWindows.instance.includes(bundleConfig.instanceOutlier.window)
+  ) {
+    throw new Error("the dashboards' windows are not among the recorded ones");
+  }
+  return Object.freeze(windows);
+})();
+
+/**
+ * The fewest tool calls a window must hold for a share or burn rate to be drawn for it: the number
+ * at which a single dangling call is the default objective (50 at 2 %). Below it a share is mostly
+ * chance (one dangling call of ten is 10 %), and the alerts ask for dangling calls in numbers too.
+ */
+export const MINIMUM_TOOL_CALLS = Math.ceil(1 / bundleConfig.objective.default);
+
+/**
  * Grafana's `${...}` interpolation. Written in a template literal because in a plain string the
  * linter would take it for a template literal written with the wrong quotes.
  */
@@ -46,17 +93,29 @@ function interpolate(expression: string): string {
 }
 
 const DATASOURCE_VARIABLE = "datasource";
+/** The Tempo data source variable the trace links open. */
+export const TEMPO_VARIABLE = "tempo";
 const datasource: common.DataSourceRef = {
   type: "prometheus",
   uid: interpolate(DATASOURCE_VARIABLE),
 };
 
-// --- PromQL ------------------------------------------------------------------------------------
+// --- Variables and filters ---------------------------------------------------------------------
 
-/** The label variables of the dashboards; `job` is always applied and not listed. */
-type Variable = "provider" | "model" | "agent" | "tool" | "thread";
+/**
+ * The variables of one process's labels, outermost first: `job`, every topology label, `instance`.
+ * Every series carries them (or carries them empty), so every query filters on all of them.
+ */
+export const PROCESS_VARIABLES: readonly string[] = Object.freeze([
+  labels.job,
+  ...bundleConfig.topologyLabels,
+  labels.instance,
+]);
 
-const variableLabel: Record<Variable, string> = {
+/** The variables of the library's attributes; a query filters on those its series carry. */
+type Attribute = "provider" | "model" | "agent" | "tool" | "thread";
+
+const attributeLabel: Record<Attribute, string> = {
   provider: labels.provider,
   model: labels.model,
   agent: labels.agent,
@@ -64,35 +123,56 @@ const variableLabel: Record<Variable, string> = {
   thread: labels.thread,
 };
 
+const variableTitle: Record<string, string> = {
+  job: "Job",
+  instance: "Instance",
+  provider: "Provider",
+  model: "Model",
+  agent: "Agent",
+  tool: "Tool",
+  thread: "Thread",
+};
+
+function titleOf(variable: string): string {
+  return variableTitle[variable] ?? `${variable.charAt(0).toUpperCase()}${variable.slice(1)}`;
+}
+
+/** The label a variable filters: a process variable is named after its label. */
+function labelOf(variable: string): string {
+  return attributeLabel[variable as Attribute] ?? variable;
+}
+
 /**
- * The variables each series can be filtered by: the attributes its instrument records. A matcher on
- * a label the series lacks would only match its empty value, so it is left out, not added.
+ * The attributes each series records. A matcher on a label the series lacks would only match its
+ * empty value, so it is left out, not added.
  */
-const filterableBy: Record<SeriesKey, readonly Variable[]> = {
+const attributesOf: Record<SeriesKey, readonly Attribute[]> = {
   modelCalls: ["provider", "model", "agent"],
   toolCalls: ["provider", "model", "tool"],
   danglingToolCalls: ["provider", "model", "tool"],
   repairs: ["provider", "model"],
-  threadDanglingToolCalls: ["model", "thread"],
+  threadRecentDanglingToolCalls: ["model", "thread"],
   repairDurationBucket: [],
   repairDurationSum: [],
   repairDurationCount: [],
 };
 
-/**
- * Builds a series selector filtered by `job` and by every dashboard variable the series has, on
- * both paths (the histogram under both of its names).
- */
-type Select = (name: SeriesKey, ...matchers: string[]) => string;
+/** The attributes each level of recorded series keeps. */
+const recordedAttributes: Record<Level, readonly Attribute[]> = {
+  model: ["provider", "model"],
+  tool: ["tool"],
+  instance: ["provider", "model"],
+};
 
-function selectWith(variables: readonly Variable[]): Select {
-  return (name, ...matchers) => {
-    const filters = filterableBy[name]
-      .filter((variable) => variables.includes(variable))
-      .map((variable) => matchesVariable(variableLabel[variable], variable));
-    return seriesSelector(name, matchesVariable(labels.job, "job"), ...filters, ...matchers);
-  };
-}
+/**
+ * The labels each level of the recording rules sums away (`buildRules()`'s own lists): the
+ * recorded series and the same figure computed here from the raw series have the same labels, so
+ * `or` joins them.
+ */
+const summedAway = summedAwayOf(bundleConfig);
+
+/** The labels of one process and of the instrumentation scope: what every fleet-wide sum drops. */
+const perProcess: readonly string[] = [...bundleConfig.processLabels, ...scopeLabels];
 
 function matchesVariable(label: string, variable: string): string {
   return `${label}=~"$${variable}"`;
@@ -102,13 +182,86 @@ function equals(label: string, value: string): string {
   return `${label}="${value}"`;
 }
 
-/**
- * Leaves out the overflow series, which has no attributes: a series without a thread is no thread.
- */
-const notOverflow = `${labels.overflow}!="true"`;
+const configSelector = bundleConfig.selector.trim() === "" ? [] : [bundleConfig.selector.trim()];
 
-function sumBy(by: readonly string[], expr: string): string {
-  return by.length === 0 ? `sum(${expr})` : `sum by (${by.join(", ")}) (${expr})`;
+/**
+ * The matchers of the library's counters in every figure but the overflow stat: the rules' own
+ * (the configuration's selector, and no overflow series, which would draw a model or a tool
+ * without a name).
+ */
+const counterMatchers = seriesMatchersOf(bundleConfig);
+
+/** Builds the selectors of a dashboard, filtered by the variables it has. */
+interface Filters {
+  /** A raw series, filtered by every process variable and by each attribute variable it records. */
+  readonly select: (key: SeriesKey, ...matchers: string[]) => string;
+  /**
+   * A recorded series of `level`. Model and tool series have no `instance`: their `instance`
+   * matcher matches only while Instance is All (`.*` matches the empty value), which is what
+   * {@link Filters.recorded} relies on.
+   */
+  readonly selectRecorded: (level: Level, name: string, withInstance?: boolean) => string;
+  /**
+   * A recorded quantity, or where it is not there (an instance is chosen, or the recording rules
+   * are not loaded) the same figure from the raw series, filtered alike.
+   */
+  readonly recorded: (level: Level, quantity: Quantity, window: string) => string;
+}
+
+function filtersOf(attributes: readonly Attribute[]): Filters {
+  const processMatchers = (withInstance: boolean) =>
+    PROCESS_VARIABLES.filter((variable) => withInstance || variable !== labels.instance).map(
+      (variable) => matchesVariable(variable, variable),
+    );
+  const attributeMatchers = (carried: readonly Attribute[]) =>
+    carried
+      .filter((attribute) => attributes.includes(attribute))
+      .map((attribute) => matchesVariable(attributeLabel[attribute], attribute));
+  const selectOnly = (key: SeriesKey, carried: readonly Attribute[], ...matchers: string[]) =>
+    seriesSelector(
+      key,
+      ...counterMatchers,
+      ...processMatchers(true),
+      ...attributeMatchers(carried.filter((attribute) => attributesOf[key].includes(attribute))),
+      ...matchers,
+    );
+  const select = (key: SeriesKey, ...matchers: string[]) =>
+    selectOnly(key, attributesOf[key], ...matchers);
+  const selectRecorded = (level: Level, name: string, withInstance = true) =>
+    `${name}{${[...processMatchers(withInstance), ...attributeMatchers(recordedAttributes[level])].join(", ")}}`;
+  // Filtered only by what the recorded series can be filtered by, so that both sides of `or` are
+  // the same figure.
+  const rawRate = (level: Level, key: SeriesKey, window: string) =>
+    `sum without (${summedAway[level].join(", ")}) (rate(${selectOnly(key, recordedAttributes[level])}[${window}]))`;
+  const rawRatio = (level: Level, window: string) =>
+    share(rawRate(level, "danglingToolCalls", window), rawRate(level, "toolCalls", window));
+  const raw = (level: Level, quantity: Quantity, window: string): string => {
+    switch (quantity) {
+      case "toolCalls":
+        return rawRate(level, "toolCalls", window);
+      case "dangling":
+        return rawRate(level, "danglingToolCalls", window);
+      case "ratio":
+        return rawRatio(level, window);
+      case "burnRate":
+        return level === "model"
+          ? `${rawRatio(level, window)} / ${selectRecorded(level, OBJECTIVE_RECORD, false)}`
+          : `${rawRatio(level, window)} / ${bundleConfig.objective.default}`;
+    }
+  };
+  const recorded = (level: Level, quantity: Quantity, window: string) =>
+    `(${selectRecorded(level, recordName(level, quantity, window))} or ${raw(level, quantity, window)})`;
+  return { select, selectRecorded, recorded };
+}
+
+// --- PromQL ------------------------------------------------------------------------------------
+
+function sumWithout(without: readonly string[], expr: string): string {
+  return `sum without (${without.join(", ")}) (${expr})`;
+}
+
+function sumAll(expr: string): string {
+  return `sum(${expr})`;
 }
 
 function rate(selector: string): string {
@@ -116,16 +269,29 @@ function rate(selector: string): string {
 }
 
 /**
- * What a counter grew by over the dashboard's range, per series. `increase()` misses the first
- * value of a series born inside the range (a thread's first dangling calls), so a series that is
- * new, or was reset by a restart, counts with its whole value instead.
+ * What a counter grew by over the dashboard's time range, per series: `increase()`, except for a
+ * series born inside the range (a model's first dangling call, a new process), which `increase()`
+ * would miss the first value of and which counts with its whole value instead.
  */
 function growthOverRange(selector: string): string {
-  return `((${selector} - ${selector} offset $__range) >= 0) or ${selector}`;
+  return `((${selector} unless ${selector} offset $__range) or increase(${selector}[$__range]))`;
 }
 
-function legend(...names: readonly string[]): string {
-  return names.map((name) => `{{${name}}}`).join(" · ");
+/** `expr` only where the level's series held at least {@link MINIMUM_TOOL_CALLS} in `window`. */
+function withTraffic(filters: Filters, level: Level, window: string, expr: string): string {
+  return `${expr} and ${filters.recorded(level, "toolCalls", window)} * ${seconds(window)} >= ${MINIMUM_TOOL_CALLS}`;
+}
+
+/**
+ * A legend of label values, then `text` (a window, a quantile), then the topology labels where a
+ * series has them, so two clusters' series of one model are told apart.
+ */
+function legend(names: readonly string[], text?: string): string {
+  const parts = names.map((name) => `{{${name}}}`);
+  if (text !== undefined) parts.push(text);
+  return [parts.join(" · "), ...bundleConfig.topologyLabels.map((label) => `{{${label}}}`)].join(
+    " ",
+  );
 }
 
 function query(refId: string, expr: string, legendFormat?: string): prometheus.DataqueryBuilder {
@@ -140,21 +306,88 @@ function instantQuery(refId: string, expr: string): prometheus.DataqueryBuilder 
 
 const latencyQuantiles = [0.5, 0.95, 0.99] as const;
 
-/** p50, p95 and p99 of the repair duration, per value of `by`. */
-function latencyQueries(select: Select, by: readonly string[]): prometheus.DataqueryBuilder[] {
-  const buckets = sumBy(["le", ...by], rate(select("repairDurationBucket")));
+/** p50, p95 and p99 of the repair duration, keeping `keep` of the labels the buckets carry. */
+function latencyQueries(
+  filters: Filters,
+  without: readonly string[],
+  keep: readonly string[],
+): prometheus.DataqueryBuilder[] {
+  const buckets = sumWithout(without, rate(filters.select("repairDurationBucket")));
   return latencyQuantiles.map((quantile) => {
     const name = `p${quantile * 100}`;
-    const legendFormat = by.length === 0 ? name : `${name} ${legend(...by)}`;
-    return query(name, `histogram_quantile(${quantile}, ${buckets})`, legendFormat);
+    return query(name, `histogram_quantile(${quantile}, ${buckets})`, legend(keep, name));
   });
 }
 
-/** The threads with the most dangling calls counted during the range. */
-function topThreadsExpr(select: Select, count: number): string {
-  const perThread = select("threadDanglingToolCalls", notOverflow);
-  return `topk(${count}, ${sumBy([labels.thread, labels.model], growthOverRange(perThread))})`;
+/** A thread's recent dangling calls, summed over the processes that report it. */
+function perThread(filters: Filters): string {
+  return sumWithout(perProcess, filters.select("threadRecentDanglingToolCalls"));
 }
+
+// --- Links -------------------------------------------------------------------------------------
+
+/** A variable's current value as URL parameters, for links that keep the dashboard's choices. */
+function carried(variables: readonly string[]): string[] {
+  return [DATASOURCE_VARIABLE, TEMPO_VARIABLE, ...variables].map((variable) =>
+    interpolate(`${variable}:queryparam`),
+  );
+}
+
+/** A data link from a thread to the Threads dashboard, filtered on that thread. */
+function threadDashboardLink(thread: string): dashboard.DashboardLinkBuilder {
+  const url = [
+    `/d/${THREADS_DASHBOARD_UID}?var-thread=${interpolate(`${thread}:percentencode`)}`,
+    ...carried(PROCESS_VARIABLES),
+    interpolate("__url_time_range"),
+  ].join("&");
+  return new dashboard.DashboardLinkBuilder("Show this thread").url(url);
+}
+
+/**
+ * The TraceQL query of a thread's repairs: the `repair_tool_calls` spans whose
+ * `gen_ai.conversation.id` is the thread (the same value, mapped or hashed alike, as the metric's
+ * label).
+ */
+export function threadTraceQuery(thread: string): string {
+  return `{ name = "${SPAN_REPAIR_TOOL_CALLS}" && span."${ATTR_GEN_AI_CONVERSATION_ID}" = "${thread}" }`;
+}
+
+/**
+ * A data link from a thread to its repairs in Grafana Explore, on the Tempo data source variable,
+ * over the dashboard's time range. The JSON is URL-encoded; Grafana fills in the `${...}` parts.
+ */
+function threadTracesLink(thread: string): dashboard.DashboardLinkBuilder {
+  const tokens = {
+    THREAD: interpolate(`${thread}:percentencode`),
+    TEMPO: interpolate(TEMPO_VARIABLE),
+    FROM: interpolate("__from"),
+    TO: interpolate("__to"),
+  };
+  const pane = {
+    datasource: "__TEMPO__",
+    queries: [
+      {
+        refId: "A",
+        datasource: { type: "tempo", uid: "__TEMPO__" },
+        queryType: "traceql",
+        query: threadTraceQuery("__THREAD__"),
+        limit: 20,
+      },
+    ],
+    range: { from: "__FROM__", to: "__TO__" },
+  };
+  let panes = encodeURIComponent(JSON.stringify({ repairs: pane }));
+  for (const [token, value] of Object.entries(tokens)) {
+    panes = panes.replaceAll(`__${token}__`, value);
+  }
+  return new dashboard.DashboardLinkBuilder("Repairs of this thread in Tempo")
+    .url(`/explore?schemaVersion=1&panes=${panes}`)
+    .targetBlank(true);
+}
+
+/** The thread's label, as a data link reads it from a table row or from a series. */
+const THREAD_FIELD = `__data.fields.${labels.thread}`;
+const THREAD_SERIES_LABEL = `__field.labels.${labels.thread}`;
 
 // --- Panels ------------------------------------------------------------------------------------
 
@@ -212,8 +445,17 @@ function thresholds(...steps: dashboard.Threshold[]): dashboard.ThresholdsConfig
     .steps(steps);
 }
 
+/** Draws a panel's thresholds as dashed lines. */
+const dashedThresholds = new common.GraphThresholdsStyleConfigBuilder().mode(
+  common.GraphThresholdsStyleMode.Dashed,
+);
+
 /** Green while zero, red from one: a count that should stay at zero. */
 const redFromOne = thresholds({ value: null, color: "green" }, { value: 1, color: "red" });
+
+function percent(value: number): string {
+  return `${Number((value * 100).toPrecision(6))} %`;
+}
 
 interface StatSpec {
   readonly title: string;
@@ -241,50 +483,52 @@ function statRow(specs: readonly StatSpec[]): stat.PanelBuilder[] {
   });
 }
 
-function summaryStats(select: Select): stat.PanelBuilder[] {
-  const toolCalls = sumBy([], select("toolCalls"));
-  const dangling = sumBy([], select("danglingToolCalls"));
-  const failedOpen = sumBy(
-    [],
-    select("modelCalls", equals(labels.outcome, values.outcomeFailedOpen)),
+const OVER_RANGE =
+  "counted over the dashboard's time range (a process that started in it, with all it counted)";
+
+function summaryStats(filters: Filters): stat.PanelBuilder[] {
+  const { select } = filters;
+  const toolCalls = sumAll(growthOverRange(select("toolCalls")));
+  const dangling = sumAll(growthOverRange(select("danglingToolCalls")));
+  const failedOpen = sumAll(
+    growthOverRange(select("modelCalls", equals(labels.outcome, values.outcomeFailedOpen))),
   );
   // The selector the CardinalityOverflow alert counts: one series per overflowing instrument.
-  const chosenJobs = matchesVariable(labels.job, "job");
-  const overflowSeries = `count(${overflowSelector(chosenJobs)})`;
+  const chosen = [...configSelector, ...PROCESS_VARIABLES.map((v) => matchesVariable(v, v))];
+  const overflowSeries = `count(${overflowSelector(...chosen)})`;
   // Each count is 0 where the series it would be counted among are there, and stays missing (No
   // data, not a green 0) where no telemetry arrives.
-  const everySeries = `count(${instrumentSelector(chosenJobs)})`;
-  const sinceStart = "counted since each process started";
+  const everySeries = `count(${instrumentSelector(...chosen)})`;
   return statRow([
     {
       title: "Tool calls",
-      description: `Tool calls the models issued, ${sinceStart}.`,
+      description: `Tool calls the models issued, ${OVER_RANGE}.`,
       unit: "short",
       expr: toolCalls,
     },
     {
       title: "Dangling tool calls",
-      description: `Tool calls left without a result, each once, ${sinceStart}.`,
+      description: `Tool calls left without a result, each once, ${OVER_RANGE}.`,
       unit: "short",
       expr: orZero(dangling, toolCalls),
     },
     {
-      title: "Dangling rate",
-      description: `Dangling tool calls per tool call issued, ${sinceStart}.`,
+      title: "Dangling share",
+      description: `Dangling tool calls per tool call issued, ${OVER_RANGE}.`,
       unit: "percentunit",
       expr: share(dangling, toolCalls),
     },
     {
       title: "Failed-open model calls",
-      description: `Model calls whose repair itself failed, so the original request went to the model unrepaired; ${sinceStart}. See the runbook.`,
+      description: `Model calls whose repair itself failed, so the original request went to the model unrepaired, ${OVER_RANGE}. Red from 1: see the runbook (ToolCallResilienceFailingOpen).`,
       unit: "short",
-      expr: orZero(failedOpen, sumBy([], select("modelCalls"))),
+      expr: orZero(failedOpen, sumAll(growthOverRange(select("modelCalls")))),
       alarm: redFromOne,
     },
     {
       title: "Overflow series",
       description:
-        "Overflow series of this library, one per instrument and process that passed its cardinality limit (as the CardinalityOverflow alert counts them): from then on that instrument's per-label numbers (per thread, mostly) are incomplete. See the runbook.",
+        "Overflow series of this library now, one per instrument and process that passed its cardinality limit (the series ToolCallResilienceCardinalityOverflow watches): that instrument's per-model and per-tool numbers are incomplete. Red from 1: see the runbook.",
       unit: "short",
       expr: orZero(overflowSeries, everySeries),
       alarm: redFromOne,
@@ -292,76 +536,175 @@ function summaryStats(select: Select): stat.PanelBuilder[] {
   ]);
 }
 
-/** Dangling calls per tool call issued, 0 (not "No data") for a model or tool with none. */
-function danglingRate(select: Select, by: readonly string[]): string {
-  const dangling = sumBy(by, rate(select("danglingToolCalls")));
-  const toolCalls = sumBy(by, rate(select("toolCalls")));
-  return share(dangling, toolCalls);
-}
-
-function danglingRatePanels(select: Select): timeseries.PanelBuilder[] {
-  const perModel = [labels.provider, labels.model];
+function trafficPanels(filters: Filters): timeseries.PanelBuilder[] {
+  const perModel = (key: SeriesKey) => sumWithout(summedAway.model, rate(filters.select(key)));
   return [
     timeSeries(
-      "Dangling rate per model",
-      "Dangling tool calls per tool call issued, per model. A call is counted dangling when it is first seen without a result, which can be a few turns after it was issued.",
-      "percentunit",
-      [query("A", danglingRate(select, perModel), legend(labels.model, labels.provider))],
+      "Tool calls per model",
+      "Tool calls the models issued, per second, per model: the traffic the shares below are taken of.",
+      "ops",
+      [query("A", perModel("toolCalls"), legend([labels.model, labels.provider]))],
     ),
     timeSeries(
-      "Dangling rate per tool",
-      `Dangling tool calls per tool call issued, per tool. ${values.otherTool} stands for tools the request did not offer.`,
-      "percentunit",
-      [query("A", danglingRate(select, [labels.tool]), legend(labels.tool))],
+      "Dangling tool calls per model",
+      "Tool calls left without a result, per second, per model. A call is counted dangling when it is first seen without a result, which can be a few turns after it was issued.",
+      "ops",
+      [query("A", perModel("danglingToolCalls"), legend([labels.model, labels.provider]))],
     ),
   ];
 }
 
-function repairPanels(select: Select): timeseries.PanelBuilder[] {
-  const perModel = [labels.provider, labels.model];
-  const repaired = sumBy(
+const windowsText = PANEL_WINDOWS.join(" and ");
+const guardText = (level: string) =>
+  `No value is drawn for a ${level} with fewer than ${MINIMUM_TOOL_CALLS} tool calls in the window (${PANEL_WINDOWS.map((window) => `${Number((MINIMUM_TOOL_CALLS / seconds(window)).toPrecision(2))} per second over ${window}`).join(", ")}), where one dangling call would make the share.`;
+const recordedText =
+  "Read from the recorded series the alerts evaluate; with an Instance chosen, or without the recording rules, computed the same way from the raw series.";
+
+/**
+ * Burn rates per model over every window the alerts evaluate, with a threshold at every alert's
+ * factor, and no traffic guard beyond the alerts' own: this is the figure they page on.
+ */
+function burnRatePanel(filters: Filters): timeseries.PanelBuilder {
+  const factors = [
+    ...bundleConfig.burnRate.page.map((pair) => ({ pair, color: "red" })),
+    ...bundleConfig.burnRate.ticket.map((pair) => ({ pair, color: "orange" })),
+  ].sort((a, b) => a.pair.factor - b.pair.factor);
+  const lines = factors
+    .map(
+      ({ pair, color }) =>
+        `${pair.factor}x (${color === "red" ? "pages" : "warns"} when both ${pair.long} and ${pair.short} are above it)`,
+    )
+    .join(", ");
+  return timeSeries(
+    "Burn rate per model",
+    `How many times faster than its objective allows each model spends its dangling-call budget, over every window the alerts evaluate (${recordedWindows.model.join(", ")}): 1 spends it exactly. The dashed lines are the ToolCallResilienceDanglingBudgetBurn thresholds: ${lines}. Drawn wherever the window holds a tool call, as the alerts see it (they also ask for ${bundleConfig.burnRate.minimumDanglingCalls} dangling calls in the long window). ${recordedText}`,
+    "suffix:x",
+    recordedWindows.model.map((window) =>
+      query(
+        window,
+        filters.recorded("model", "burnRate", window),
+        legend([labels.model, labels.provider], window),
+      ),
+    ),
+  )
+    .thresholds(
+      thresholds(
+        { value: null, color: "green" },
+        ...factors.map(({ pair, color }) => ({ value: pair.factor, color })),
+      ),
+    )
+    .thresholdsStyle(dashedThresholds);
+}
+
+/** The dangling share of a level over the panel windows, with a line at `threshold`. */
+function sharePanel(
+  filters: Filters,
+  options: {
+    title: string;
+    level: Level;
+    windows: readonly string[];
+    legend: readonly string[];
+    threshold: number;
+    description: string;
+  },
+): timeseries.PanelBuilder {
+  return timeSeries(
+    options.title,
+    options.description,
+    "percentunit",
+    options.windows.map((window) =>
+      query(
+        window,
+        withTraffic(
+          filters,
+          options.level,
+          window,
+          filters.recorded(options.level, "ratio", window),
+        ),
+        legend(options.legend, window),
+      ),
+    ),
+  )
+    .thresholds(
+      thresholds({ value: null, color: "green" }, { value: options.threshold, color: "red" }),
+    )
+    .thresholdsStyle(dashedThresholds);
+}
+
+function danglingSharePanels(filters: Filters): timeseries.PanelBuilder[] {
+  const objective = percent(bundleConfig.objective.default);
+  const outlier = bundleConfig.instanceOutlier;
+  const outlierLine = outlier.minimumBurnRate * bundleConfig.objective.default;
+  return [
+    sharePanel(filters, {
+      title: "Dangling share per model",
+      level: "model",
+      windows: PANEL_WINDOWS,
+      legend: [labels.model, labels.provider],
+      threshold: bundleConfig.objective.default,
+      description: `Share of each model's tool calls that dangled, over ${windowsText}, the windows of the fastest page. The dashed line is the default objective, ${objective}. ${guardText("model")} ${recordedText}`,
+    }),
+    burnRatePanel(filters),
+    sharePanel(filters, {
+      title: "Dangling share per tool",
+      level: "tool",
+      windows: PANEL_WINDOWS,
+      legend: [labels.tool],
+      threshold: bundleConfig.objective.default,
+      description: `Share of each tool's calls that dangled, across every model, over ${windowsText}: what ToolCallResilienceToolDanglingBudgetBurn watches, against the default objective (${objective}, the dashed line). ${values.otherTool} stands for tools the request did not offer. ${guardText("tool")} ${recordedText}`,
+    }),
+    sharePanel(filters, {
+      title: "Dangling share per instance",
+      level: "instance",
+      windows: [outlier.window],
+      legend: [labels.instance, labels.model],
+      threshold: outlierLine,
+      description: `Share of each model's tool calls that dangled in each process over ${outlier.window}, the window of ToolCallResilienceInstanceDanglingOutlier: a replica far above its peers is a bad node, version or connection. The dashed line, ${percent(outlierLine)}, is ${outlier.minimumBurnRate} times the default objective, the least the alert asks of a process. No value is drawn for a process with fewer than ${MINIMUM_TOOL_CALLS} tool calls of a model in the window. Read from the recorded series.`,
+    }),
+  ];
+}
+
+function repairPanels(filters: Filters): timeseries.PanelBuilder[] {
+  const { select } = filters;
+  const perModel = [...perProcess, labels.agent, labels.outcome];
+  const repaired = sumWithout(
     perModel,
     rate(select("modelCalls", equals(labels.outcome, values.outcomeRepaired))),
   );
-  const all = sumBy(perModel, rate(select("modelCalls")));
+  const all = sumWithout(perModel, rate(select("modelCalls")));
   return [
     timeSeries(
       "Share of model calls repaired",
       "Model calls whose request needed a repair before the model saw it, per model. Without persist, a thread with a dangling call is repaired again on every later call.",
       "percentunit",
-      [query("A", share(repaired, all), legend(labels.model, labels.provider))],
+      [query("A", share(repaired, all), legend([labels.model, labels.provider]))],
       8,
     ),
     timeSeries(
       "Repairs by kind",
       "Repairs applied to requests, per second, by kind: placeholders inserted, results moved, orphans dropped, ids assigned.",
       "ops",
-      [query("A", sumBy([labels.repairKind], rate(select("repairs"))), legend(labels.repairKind))],
+      [
+        query(
+          "A",
+          sumWithout([...perProcess, labels.provider, labels.model], rate(select("repairs"))),
+          legend([labels.repairKind]),
+        ),
+      ],
       8,
     ),
     timeSeries(
       "Repair latency",
-      "Time spent inspecting (and repairing) each request, clean ones included. The histogram records no provider or model, so only the job filter applies.",
+      "Time spent inspecting (and repairing) each request, clean ones included. The histogram records no provider or model, so only Job, Instance and the topology variables apply.",
       "s",
-      latencyQueries(select, []),
+      latencyQueries(filters, [...perProcess, labels.outcome], []),
       8,
     ),
   ];
 }
 
-/** A data link from a thread's table row to the per-thread dashboard, filtered on that thread. */
-function threadLink(): dashboard.DashboardLinkBuilder {
-  const url = [
-    `/d/${THREADS_DASHBOARD_UID}?var-thread=${interpolate(`__data.fields.${labels.thread}`)}`,
-    interpolate(`${DATASOURCE_VARIABLE}:queryparam`),
-    interpolate("job:queryparam"),
-    interpolate("__url_time_range"),
-  ].join("&");
-  return new dashboard.DashboardLinkBuilder("Show this thread").url(url);
-}
-
-const threadsDescription =
-  "Dangling calls counted during the time range, per thread (a thread that moved to another process is counted again there). Select a thread to open it in the Threads dashboard.";
+const recentWindowText =
+  "the dangling calls each thread had in the last 15 minutes (the library's window), summed over the processes that report it; only threads with one are reported, at most 100 per process, the most first";
 
 // Instant results come back in no particular order.
 const largestFirst: dashboard.DataTransformerConfig = {
@@ -369,13 +712,15 @@ const largestFirst: dashboard.DataTransformerConfig = {
   options: { fields: {}, sort: [{ field: "Value", desc: true }] },
 };
 
-function topThreadsBarGauge(select: Select): bargauge.PanelBuilder {
+function topThreadsBarGauge(filters: Filters): bargauge.PanelBuilder {
   return (
-    place(new bargauge.PanelBuilder(), "Top threads by dangling calls", threadsDescription, {
-      width: 24,
-      height: 8,
-    })
-      .withTarget(instantQuery("A", topThreadsExpr(select, 10)))
+    place(
+      new bargauge.PanelBuilder(),
+      "Top threads now",
+      `The ten threads with the most dangling calls now: ${recentWindowText}. Select a thread to open it in the Threads dashboard, or its repair_tool_calls spans in Tempo.`,
+      { width: 24, height: 8 },
+    )
+      .withTarget(instantQuery("A", `topk(10, ${perThread(filters)})`))
       .withTransformation(largestFirst)
       .unit("short")
       .min(0)
@@ -383,28 +728,30 @@ function topThreadsBarGauge(select: Select): bargauge.PanelBuilder {
       .displayMode(common.BarGaugeDisplayMode.Basic)
       // One bar per table row (thread and model), not one per column.
       .reduceOptions(new common.ReduceDataOptionsBuilder().values(true).calcs([]))
-      .dataLinks([threadLink()])
+      .dataLinks([threadDashboardLink(THREAD_FIELD), threadTracesLink(THREAD_FIELD)])
   );
 }
 
 /**
- * A table of three instant queries (tool calls, dangling calls and their ratio) per `by`, on the
- * raw counters: totals since each process started, the figures the demo prints. The ratio is a
- * plain division, not {@link share}: the end-to-end test compares it with the demo's own figures.
+ * A table of three instant queries (tool calls, dangling calls and their share) per model or per
+ * tool, over the dashboard's time range.
  */
-function totalsTable(title: string, select: Select, by: readonly string[]): table.PanelBuilder {
-  const toolCalls = sumBy(by, select("toolCalls"));
-  const dangling = sumBy(by, select("danglingToolCalls"));
+function totalsTable(title: string, filters: Filters, level: "model" | "tool"): table.PanelBuilder {
+  const toolCalls = sumWithout(summedAway[level], growthOverRange(filters.select("toolCalls")));
+  const dangling = sumWithout(
+    summedAway[level],
+    growthOverRange(filters.select("danglingToolCalls")),
+  );
   return place(
     new table.PanelBuilder(),
     title,
-    "Raw counters summed over the processes scraped now: totals since each process started, not over the time range.",
+    `Tool calls, dangling tool calls and their share, ${OVER_RANGE}: what the processes counted in the range, not since they started.`,
     { width: 12, height: 8 },
   )
     .targets([
       instantQuery("tool_calls", toolCalls),
-      instantQuery("dangling", dangling),
-      instantQuery("ratio", `${dangling} / ${toolCalls}`),
+      instantQuery("dangling", orZero(dangling, toolCalls)),
+      instantQuery("ratio", share(dangling, toolCalls)),
     ])
     .withTransformation({ id: "merge", options: {} })
     .withTransformation({
@@ -414,49 +761,48 @@ function totalsTable(title: string, select: Select, by: readonly string[]): tabl
         renameByName: {
           "Value #tool_calls": "Tool calls",
           "Value #dangling": "Dangling calls",
-          "Value #ratio": "Dangling rate",
+          "Value #ratio": "Dangling share",
         },
       },
     })
-    .overrideByName("Dangling rate", [{ id: "unit", value: "percentunit" }]);
+    .overrideByName("Dangling share", [{ id: "unit", value: "percentunit" }]);
 }
 
-function totalsTables(select: Select): table.PanelBuilder[] {
+function totalsTables(filters: Filters): table.PanelBuilder[] {
   return [
-    totalsTable("Totals per model", select, [labels.provider, labels.model]),
-    totalsTable("Totals per tool", select, [labels.tool]),
+    totalsTable("Totals per model", filters, "model"),
+    totalsTable("Totals per tool", filters, "tool"),
   ];
 }
 
-function threadPanels(select: Select): AnyPanelBuilder[] {
+function threadPanels(filters: Filters): AnyPanelBuilder[] {
   return [
-    timeSeries(
-      "Dangling calls per thread",
-      "Each thread's dangling calls, counted since its process started: a step up is a new dangling call.",
-      "short",
-      [
-        query(
-          "A",
-          sumBy([labels.thread, labels.model], select("threadDanglingToolCalls", notOverflow)),
-          legend(labels.thread, labels.model),
-        ),
-      ],
-    ).lineInterpolation(common.LineInterpolation.StepAfter),
-    place(new table.PanelBuilder(), "Threads with most dangling calls", threadsDescription, {
-      width: 12,
-      height: 8,
-    })
-      .withTarget(instantQuery("A", topThreadsExpr(select, 20)))
+    place(
+      new table.PanelBuilder(),
+      "Top threads now",
+      `The twenty threads with the most dangling calls now: ${recentWindowText}. Select a thread to show it alone here, or its repair_tool_calls spans in Tempo.`,
+      { width: 12, height: 8 },
+    )
+      .withTarget(instantQuery("A", `topk(20, ${perThread(filters)})`))
       .withTransformation(largestFirst)
       .withTransformation({
         id: "organize",
         options: { excludeByName: { Time: true }, renameByName: { Value: "Dangling calls" } },
       })
-      .dataLinks([threadLink()]),
+      .dataLinks([threadDashboardLink(THREAD_FIELD), threadTracesLink(THREAD_FIELD)]),
+    timeSeries(
+      "Dangling calls per thread",
+      `Over time, ${recentWindowText}: a thread rises with each new dangling call and falls back 15 minutes later. The twenty highest at each moment; pick a thread in Thread to follow it alone. Select a series for the thread's repair_tool_calls spans in Tempo.`,
+      "short",
+      [query("A", `topk(20, ${perThread(filters)})`, legend([labels.thread, labels.model]))],
+    )
+      .lineInterpolation(common.LineInterpolation.StepAfter)
+      .dataLinks([threadTracesLink(THREAD_SERIES_LABEL)]),
   ];
 }
 
-function causePanels(select: Select): timeseries.PanelBuilder[] {
+function causePanels(filters: Filters): timeseries.PanelBuilder[] {
+  const { select } = filters;
   return [
     timeSeries(
       "Dangling calls by reason",
@@ -465,8 +811,11 @@ function causePanels(select: Select): timeseries.PanelBuilder[] {
       [
         query(
           "A",
-          sumBy([labels.model, labels.reason], rate(select("danglingToolCalls"))),
-          legend(labels.model, labels.reason),
+          sumWithout(
+            [...perProcess, labels.provider, labels.tool],
+            rate(select("danglingToolCalls")),
+          ),
+          legend([labels.model, labels.reason]),
         ),
       ],
     ),
@@ -477,15 +826,15 @@ function causePanels(select: Select): timeseries.PanelBuilder[] {
       [
         query(
           "A",
-          sumBy([labels.provider, labels.model, labels.repairKind], rate(select("repairs"))),
-          legend(labels.model, labels.provider, labels.repairKind),
+          sumWithout(perProcess, rate(select("repairs"))),
+          legend([labels.model, labels.provider, labels.repairKind]),
         ),
       ],
     ),
   ];
 }
 
-function modelCallPanels(select: Select): timeseries.PanelBuilder[] {
+function modelCallPanels(filters: Filters): timeseries.PanelBuilder[] {
   return [
     timeSeries(
       "Model calls by outcome",
@@ -494,8 +843,8 @@ function modelCallPanels(select: Select): timeseries.PanelBuilder[] {
       [
         query(
           "A",
-          sumBy([labels.agent, labels.model, labels.outcome], rate(select("modelCalls"))),
-          legend(labels.agent, labels.model, labels.outcome),
+          sumWithout(perProcess, rate(filters.select("modelCalls"))),
+          legend([labels.agent, labels.model, labels.outcome]),
         ),
       ],
       24,
@@ -503,18 +852,20 @@ function modelCallPanels(select: Select): timeseries.PanelBuilder[] {
   ];
 }
 
-function durationPanels(select: Select): AnyPanelBuilder[] {
+function durationPanels(filters: Filters): AnyPanelBuilder[] {
   return [
     place(
       new heatmap.PanelBuilder(),
       "Repair duration",
-      "Inspections of a request per duration bucket. The histogram records only the outcome, so only the job filter applies.",
+      "Inspections of a request per duration bucket. The histogram records only the outcome, so only Job, Instance and the topology variables apply.",
       { width: 12, height: 8 },
     )
       .withTarget(
-        query("A", sumBy(["le"], rate(select("repairDurationBucket"))), "{{le}}").format(
-          prometheus.PromQueryFormat.Heatmap,
-        ),
+        query(
+          "A",
+          `sum by (le) (${rate(filters.select("repairDurationBucket"))})`,
+          "{{le}}",
+        ).format(prometheus.PromQueryFormat.Heatmap),
       )
       .calculate(false)
       .yAxis(new heatmap.YAxisConfigBuilder().unit("s"))
@@ -523,7 +874,7 @@ function durationPanels(select: Select): AnyPanelBuilder[] {
       "Repair duration by outcome",
       "p50, p95 and p99 of the time spent inspecting and repairing a request, per outcome.",
       "s",
-      latencyQueries(select, [labels.outcome]),
+      latencyQueries(filters, perProcess, [labels.outcome]),
     ),
   ];
 }
@@ -536,24 +887,19 @@ function datasourceVariable(): dashboard.DatasourceVariableBuilder {
     .type("prometheus");
 }
 
-const variableTitle: Record<"job" | Variable, string> = {
-  job: "Job",
-  provider: "Provider",
-  model: "Model",
-  agent: "Agent",
-  tool: "Tool",
-  thread: "Thread",
-};
+/** The Tempo data source of the trace links; empty where Grafana has none, which breaks nothing else. */
+function tempoVariable(): dashboard.DatasourceVariableBuilder {
+  return new dashboard.DatasourceVariableBuilder(TEMPO_VARIABLE)
+    .label("Traces")
+    .description("The Tempo data source the links to a thread's repair_tool_calls spans open.")
+    .type("tempo");
+}
 
 /** A multi-value variable of a label's values, narrowed by the variables chosen before it. */
-function labelVariable(
-  name: "job" | Variable,
-  label: string,
-  selector: string,
-): dashboard.QueryVariableBuilder {
-  const definition = `label_values(${selector}, ${label})`;
+function labelVariable(name: string, selector: string): dashboard.QueryVariableBuilder {
+  const definition = `label_values(${selector}, ${labelOf(name)})`;
   return new dashboard.QueryVariableBuilder(name)
-    .label(variableTitle[name])
+    .label(titleOf(name))
     .datasource(datasource)
     .query(definition)
     .definition(definition)
@@ -565,26 +911,55 @@ function labelVariable(
     .current({ selected: true, text: ["All"], value: ["$__all"] });
 }
 
-/** The job variable, then one per label variable, each filtered by the ones before it. */
-function variables(chain: readonly Variable[]): cog.Builder<dashboard.VariableModel>[] {
-  const fromSeries: Record<Variable, SeriesKey> = {
+/**
+ * The data source variables, then `job`, the topology labels and `instance`, then the attributes,
+ * each variable's values read with the ones before it as matchers.
+ */
+function variables(attributes: readonly Attribute[]): cog.Builder<dashboard.VariableModel>[] {
+  const fromSeries: Record<Attribute, SeriesKey> = {
     provider: "modelCalls",
     model: "modelCalls",
     agent: "modelCalls",
     tool: "toolCalls",
-    thread: "threadDanglingToolCalls",
+    thread: "threadRecentDanglingToolCalls",
   };
+  const processVariables = PROCESS_VARIABLES.map((variable, index) => {
+    const before = PROCESS_VARIABLES.slice(0, index).map((v) => matchesVariable(v, v));
+    return labelVariable(variable, seriesSelector("modelCalls", ...configSelector, ...before));
+  });
   return [
     datasourceVariable(),
-    labelVariable("job", labels.job, seriesSelector("modelCalls")),
-    ...chain.map((variable, index) =>
-      labelVariable(
-        variable,
-        variableLabel[variable],
-        selectWith(chain.slice(0, index))(fromSeries[variable]),
-      ),
+    tempoVariable(),
+    ...processVariables,
+    ...attributes.map((attribute, index) =>
+      labelVariable(attribute, filtersOf(attributes.slice(0, index)).select(fromSeries[attribute])),
     ),
   ];
+}
+
+/**
+ * The alerts of the bundle as annotations: every `ToolCallResilience…` alert firing in the chosen
+ * jobs and topology, from the `ALERTS` series of the Prometheus that evaluates the rules.
+ */
+function alertAnnotation(): dashboard.AnnotationQueryBuilder {
+  const where = PROCESS_VARIABLES.filter((variable) => variable !== labels.instance).map((v) =>
+    matchesVariable(v, v),
+  );
+  return new dashboard.AnnotationQueryBuilder()
+    .name("Alerts firing")
+    .datasource(datasource)
+    .enable(true)
+    .iconColor("red")
+    .expr(
+      `ALERTS{${['alertname=~"ToolCallResilience.*"', 'alertstate="firing"', ...where].join(", ")}}`,
+    )
+    .step("60s")
+    .titleFormat("{{alertname}}")
+    .textFormat(
+      `{{severity}} · {{${labels.model}}}{{${labels.tool}}} {{${labels.instance}}} ${bundleConfig.topologyLabels.map((label) => `{{${label}}}`).join(" ")}`.trim(),
+    )
+    .tagKeys(["severity", labels.model, labels.tool, labels.instance].join(","))
+    .useValueForTime(false);
 }
 
 interface Section {
@@ -595,18 +970,19 @@ interface Section {
 function buildDashboard(options: {
   uid: string;
   title: string;
-  variables: readonly Variable[];
+  attributes: readonly Attribute[];
   link: { title: string; uid: string };
-  sections: (select: Select) => readonly Section[];
+  sections: (filters: Filters) => readonly Section[];
 }): dashboard.Dashboard {
   const builder = new dashboard.DashboardBuilder(options.title)
     .uid(options.uid)
     .description(GENERATED_NOTE)
     .tags([TAG])
-    .time({ from: "now-1h", to: "now" })
-    .refresh("30s")
+    .time({ from: "now-6h", to: "now" })
+    .refresh("1m")
     .tooltip(dashboard.DashboardCursorSync.Crosshair)
-    .variables(variables(options.variables))
+    .variables(variables(options.attributes))
+    .annotation(alertAnnotation())
     .links([
       new dashboard.DashboardLinkBuilder("Runbook")
         .type(dashboard.DashboardLinkType.Link)
@@ -620,7 +996,7 @@ function buildDashboard(options: {
         .includeVars(true)
         .keepTime(true),
     ]);
-  for (const section of options.sections(selectWith(options.variables))) {
+  for (const section of options.sections(filtersOf(options.attributes))) {
     builder.withRow(new dashboard.RowBuilder(section.title));
     for (const panel of section.panels) builder.withPanel(panel);
   }
@@ -636,14 +1012,15 @@ function overviewDashboard(): dashboard.Dashboard {
   return buildDashboard({
     uid: OVERVIEW_DASHBOARD_UID,
     title: "Tool-call resilience / Overview",
-    variables: ["provider", "model", "tool"],
+    attributes: ["provider", "model", "tool"],
     link: { title: "Threads", uid: THREADS_DASHBOARD_UID },
-    sections: (select) => [
-      { title: "Summary", panels: summaryStats(select) },
-      { title: "Dangling tool calls", panels: danglingRatePanels(select) },
-      { title: "Repairs", panels: repairPanels(select) },
-      { title: "Threads", panels: [topThreadsBarGauge(select)] },
-      { title: "Totals since the processes started", panels: totalsTables(select) },
+    sections: (filters) => [
+      { title: "Over the time range", panels: summaryStats(filters) },
+      { title: "Traffic", panels: trafficPanels(filters) },
+      { title: "Dangling tool calls", panels: danglingSharePanels(filters) },
+      { title: "Threads", panels: [topThreadsBarGauge(filters)] },
+      { title: "Repairs", panels: repairPanels(filters) },
+      { title: "Totals over the time range", panels: totalsTables(filters) },
     ],
   });
 }
@@ -652,13 +1029,13 @@ function threadsDashboard(): dashboard.Dashboard {
   return buildDashboard({
     uid: THREADS_DASHBOARD_UID,
     title: "Tool-call resilience / Threads",
-    variables: ["provider", "model", "agent", "tool", "thread"],
+    attributes: ["provider", "model", "agent", "tool", "thread"],
     link: { title: "Overview", uid: OVERVIEW_DASHBOARD_UID },
-    sections: (select) => [
-      { title: "Threads", panels: threadPanels(select) },
-      { title: "Dangling calls and repairs", panels: causePanels(select) },
-      { title: "Model calls", panels: modelCallPanels(select) },
-      { title: "Repair duration", panels: durationPanels(select) },
+    sections: (filters) => [
+      { title: "Threads", panels: threadPanels(filters) },
+      { title: "Dangling calls and repairs", panels: causePanels(filters) },
+      { title: "Model calls", panels: modelCallPanels(filters) },
+      { title: "Repair duration", panels: durationPanels(filters) },
     ],
   });
 }

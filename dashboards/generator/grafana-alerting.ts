@@ -37,21 +37,39 @@ export function grafanaTemplate(text: string): string {
   return text.replace(/\$value\b/g, () => `$values.${QUERY}.Value`);
 }
 
-/** Uid of an alert's Grafana rule: its name lowercased (at most 40 characters, as Grafana wants). */
-export function grafanaRuleUid(alertName: string): string {
-  return alertName.toLowerCase();
+/** Whether another rule of the bundle has this rule's alert name (at another severity). */
+function shared(rule: AlertRule): boolean {
+  return alertRules.filter((other) => other.alert === rule.alert).length > 1;
+}
+
+/**
+ * Uid of an alert's Grafana rule: its name lowercased without the common prefix, after `tcr-`,
+ * and its severity where two rules share the name (at most 40 characters, as Grafana wants).
+ */
+export function grafanaRuleUid(rule: AlertRule): string {
+  const name = rule.alert.replace(/^ToolCallResilience/, "").toLowerCase();
+  return shared(rule) ? `tcr-${name}-${rule.labels.severity}` : `tcr-${name}`;
+}
+
+/**
+ * Title of an alert's Grafana rule, which Grafana makes its `alertname`: the Prometheus alert's
+ * name, with its severity in parentheses where two rules share the name, since Grafana wants the
+ * titles of a folder unique.
+ */
+export function grafanaRuleTitle(rule: AlertRule): string {
+  return shared(rule) ? `${rule.alert} (${rule.labels.severity})` : rule.alert;
 }
 
 function grafanaRule(rule: AlertRule) {
   const expressionDatasource = { type: EXPRESSION_DATASOURCE, uid: EXPRESSION_DATASOURCE };
   return {
-    uid: grafanaRuleUid(rule.alert),
-    title: rule.alert,
+    uid: grafanaRuleUid(rule),
+    title: grafanaRuleTitle(rule),
     condition: CONDITION,
     data: [
       {
         refId: QUERY,
-        // The query's own windows (5m, 1h and its offset) decide what it reads; an instant query is
+        // The query's own windows (5 minutes to a day) decide what it reads; an instant query is
         // evaluated at the end of this range.
         relativeTimeRange: { from: 600, to: 0 },
         datasourceUid: bundleConfig.grafana.datasourceUid,
@@ -83,6 +101,9 @@ function grafanaRule(rule: AlertRule) {
     // A failing query is an error, reported as such (Grafana's DatasourceError), not this alert.
     execErrState: "Error",
     for: rule.for,
+    // Grafana's "keep firing for" (file provisioning's `keepFiringFor`), as Prometheus's
+    // keep_firing_for.
+    ...(rule.keepFiringFor === undefined ? {} : { keepFiringFor: rule.keepFiringFor }),
     labels: rule.labels,
     annotations: {
       summary: rule.annotations.summary,

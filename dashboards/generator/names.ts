@@ -17,7 +17,7 @@ import {
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
-  METRIC_THREAD_DANGLING_TOOL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_FAILED_OPEN,
@@ -70,13 +70,14 @@ function unitSuffix(shape: Shape, unit: string): string {
 function seriesOf(shape: Shape) {
   const counter = (name: string, unit: string) =>
     `${prometheusName(name)}${unitSuffix(shape, unit)}_total`;
+  const gauge = (name: string, unit: string) => `${prometheusName(name)}${unitSuffix(shape, unit)}`;
   const histogram = `${prometheusName(METRIC_REPAIR_DURATION)}${unitSuffix(shape, UNIT_SECONDS)}`;
   return Object.freeze({
     modelCalls: counter(METRIC_MODEL_CALLS, UNIT_CALL),
     toolCalls: counter(METRIC_TOOL_CALLS, UNIT_CALL),
     danglingToolCalls: counter(METRIC_DANGLING_TOOL_CALLS, UNIT_CALL),
     repairs: counter(METRIC_REPAIRS, UNIT_REPAIR),
-    threadDanglingToolCalls: counter(METRIC_THREAD_DANGLING_TOOL_CALLS, UNIT_CALL),
+    threadRecentDanglingToolCalls: gauge(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, UNIT_CALL),
     repairDurationBucket: `${histogram}_bucket`,
     repairDurationSum: `${histogram}_sum`,
     repairDurationCount: `${histogram}_count`,
@@ -142,6 +143,17 @@ export const labels = {
 } as const;
 
 /**
+ * The labels the Prometheus exporter adds to every series for the instrumentation scope (the last
+ * one only for a scope with a schema URL). The OTLP path drops them. Every rule sums them away, so
+ * a rolling upgrade of the library does not split a model's series in two.
+ */
+export const scopeLabels = [
+  "otel_scope_name",
+  "otel_scope_version",
+  "otel_scope_schema_url",
+] as const;
+
+/**
  * Series that are not the library's but tell whether a job reports at all. `otel_scope_name` is
  * not among the labels the bundle reads: the OTLP path drops it.
  */
@@ -165,12 +177,19 @@ export const values = {
 
 /**
  * One series name per instrument and path: each counter's `_total` and the histogram's `_count`
- * (its `_bucket` and `_sum` series would count the same instrument again). No other library
+ * (its `_bucket` and `_sum` series would count the same instrument again). The per-thread gauge is
+ * not among them: it is not an instrument of the SDK but reported by the library's own producer,
+ * only while threads have dangling calls, and it never overflows. No other library
  * writes these names, so they select the library's series without `otel_scope_name`.
  */
 export const instrumentSeries: readonly string[] = Object.freeze(
   (Object.keys(series) as SeriesKey[])
-    .filter((key) => key !== "repairDurationBucket" && key !== "repairDurationSum")
+    .filter(
+      (key) =>
+        key !== "repairDurationBucket" &&
+        key !== "repairDurationSum" &&
+        key !== "threadRecentDanglingToolCalls",
+    )
     .flatMap((key) => namesOf(key)),
 );
 

@@ -15,13 +15,15 @@ export function orZero(expr: string, presence: string): string {
 }
 
 /**
- * The share `numerator / denominator`, where a missing numerator counts as 0. A counter appears
- * with its first increment, so a model or tool that never had a dangling call (or a model never
- * repaired) has no numerator series at all: a plain division would return nothing for it (an
- * alert baseline that is missing instead of 0, a panel showing "No data" for the healthiest
- * model), where this returns 0 for every series of the denominator. Both operands must be
- * aggregated by the same labels.
+ * The share `numerator / denominator`, at most 1, where a missing numerator counts as 0 and a
+ * denominator of 0 gives no share at all. A counter appears with its first increment, so a model
+ * or tool that never had a dangling call has no numerator series: a plain division would return
+ * nothing for it (a panel showing "No data" for the healthiest model), where this returns 0 for
+ * every series of the denominator. A window without a single tool call of a model has no share
+ * rather than `+Inf` (dangling calls of earlier turns counted now over no new call): no alert
+ * fires on it. Dangling calls found now of calls made before the window can exceed the window's
+ * calls; the share stops at 1. Both operands must be aggregated by the same labels.
  */
 export function share(numerator: string, denominator: string): string {
-  return `(${orZero(numerator, denominator)}) / ${denominator}`;
+  return `clamp_max((${orZero(numerator, denominator)}) / (${denominator} > 0), 1)`;
 }

@@ -8,20 +8,25 @@ import { parse } from "yaml";
 import { bundleConfig } from "../../dashboards/generator/config.js";
 import {
   GRAFANA_ALERTING_PATH,
+  grafanaRuleTitle,
   grafanaTemplate,
   renderGrafanaAlerting,
 } from "../../dashboards/generator/grafana-alerting.js";
 import {
   instrumentSelector,
   instrumentSeries,
+  labels,
   overflowSelector,
   prometheusName,
   reportingSeries,
   SHAPES,
+  scopeLabels,
   seriesByShape,
 } from "../../dashboards/generator/names.js";
 import {
   alertRules,
+  BundleConfigError,
+  buildRules,
   recordingRules,
   renderPrometheusRules,
 } from "../../dashboards/generator/prometheus-rules.js";
@@ -47,11 +52,24 @@ const runbookAnchors = runbook
   .map((line) => githubAnchor(line.replace(/^#+ /, "")));
 
 describe("alert rules", () => {
-  it("are named ToolCallResilience<Something>, once each", () => {
+  it("are named ToolCallResilience<Something>, one rule per name and severity", () => {
     const names = alertRules.map((rule) => rule.alert);
     for (const name of names) expect(name).toMatch(/^ToolCallResilience[A-Z][A-Za-z]+$/);
-    expect(new Set(names).size).toBe(names.length);
+    const keys = alertRules.map((rule) => `${rule.alert}/${rule.labels.severity}`);
+    expect(new Set(keys).size).toBe(keys.length);
   });
+
+  it("page only on the dangling budget burning fast; everything else is a ticket", () => {
+    const critical = alertRules.filter((rule) => rule.labels.severity === "critical");
+    expect(critical.map((rule) => rule.alert)).toEqual(["ToolCallResilienceDanglingBudgetBurn"]);
+  });
+
+  it.each(alertRules.filter((rule) => rule.alert.endsWith("BudgetBurn")))(
+    "$alert ($labels.severity) keeps firing for a while once its windows clear",
+    (rule) => {
+      expect(rule.keepFiringFor).toBe(bundleConfig.burnRate.keepFiringFor);
+    },
+  );
 
   it.each(alertRules)("$alert has a severity of critical, warning or info", (rule) => {
     expect(["critical", "warning", "info"]).toContain(rule.labels.severity);
@@ -67,8 +85,8 @@ describe("alert rules", () => {
     expect(rule.annotations.description).toMatch(/\{\{[^}]*\$value\b[^}]*\}\}/);
   });
 
-  it.each(alertRules.filter((rule) => rule.expr.includes(":ratio_rate")))(
-    "$alert shows its ratio as a percentage",
+  it.each(alertRules.filter((rule) => /^\S+:ratio_rate\w+ >/.test(rule.expr)))(
+    "$alert shows its share as a percentage",
     (rule) => {
       expect(rule.annotations.description).toContain("{{ $value | humanizePercentage }}");
     },
@@ -93,10 +111,41 @@ describe("recording rules", () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it("keep the job in every aggregation", () => {
+  it("sum away only the labels of a process, of the scope and of the library's own attributes, so job, cluster, namespace and any other label stay", () => {
+    const removable = new Set<string>([
+      ...bundleConfig.processLabels,
+      ...scopeLabels,
+      labels.provider,
+      labels.model,
+      labels.tool,
+      labels.reason,
+    ]);
     for (const rule of recordingRules) {
-      const groupings = [...rule.expr.matchAll(/\bby \(([^)]*)\)/g)].map((match) => match[1]);
-      for (const grouping of groupings) expect(grouping?.split(", ")).toContain("job");
+      expect(rule.expr, rule.record).not.toMatch(/\bby \(/);
+      for (const [, list] of rule.expr.matchAll(/\bwithout \(([^)]*)\)/g)) {
+        const summed = (list ?? "").split(", ");
+        expect(
+          summed.filter((label) => !removable.has(label)),
+          rule.record,
+        ).toEqual([]);
+        expect(summed).not.toContain(labels.job);
+      }
+    }
+  });
+
+  it("keep the model, the tool or the process the level names", () => {
+    for (const rule of recordingRules) {
+      const [level] = rule.record.split(":");
+      const kept = {
+        model: [labels.provider, labels.model],
+        tool: [labels.tool],
+        instance: [...bundleConfig.processLabels, labels.model],
+      }[level as "model" | "tool" | "instance"];
+      expect(kept, rule.record).toBeDefined();
+      for (const [, list] of rule.expr.matchAll(/\bwithout \(([^)]*)\)/g)) {
+        for (const label of kept ?? [])
+          expect((list ?? "").split(", "), rule.record).not.toContain(label);
+      }
     }
   });
 
@@ -136,9 +185,11 @@ describe("expressions", () => {
   });
 
   it.each(expressions)(
-    "$name selects no otel_scope_* label, which pushed series lack",
+    "$name matches on no otel_scope_* label, which pushed series lack",
     ({ expr }) => {
-      expect(expr).not.toMatch(/otel_scope_/);
+      const matchers = [...expr.matchAll(/\{([^}]*)\}/g)].map((match) => match[1]);
+      for (const matcher of matchers) expect(matcher).not.toMatch(/otel_scope_/);
+      expect(expr).not.toMatch(/\b(?:by|on) \([^)]*otel_scope_/);
     },
   );
 
@@ -184,6 +235,7 @@ describe("rule files", () => {
         alert: rule.alert,
         expr: rule.expr,
         for: rule.for,
+        ...(rule.keepFiringFor === undefined ? {} : { keep_firing_for: rule.keepFiringFor }),
         labels: rule.labels,
         annotations: rule.annotations,
       })),
@@ -197,6 +249,7 @@ describe("Grafana-managed alerts", () => {
   const prometheusAlerts: {
     alert: string;
     for: string;
+    keep_firing_for?: string;
     labels: Record<string, string>;
     annotations: Record<string, string>;
   }[] = parse(renderPrometheusRules()["prometheus/alerts.yml"] ?? "").groups[0].rules;
@@ -206,6 +259,7 @@ describe("Grafana-managed alerts", () => {
     title: string;
     condition: string;
     for: string;
+    keepFiringFor?: string;
     labels: Record<string, string>;
     annotations: Record<string, string>;
     noDataState: string;
@@ -231,11 +285,18 @@ describe("Grafana-managed alerts", () => {
   });
 
   it("has one rule per Prometheus alert, with its labels, annotations and for", () => {
-    expect(rules.map((rule) => rule.title)).toEqual(prometheusAlerts.map((alert) => alert.alert));
+    expect(rules.map((rule) => rule.title)).toEqual(alertRules.map(grafanaRuleTitle));
+    expect(rules.map((rule) => rule.title.split(" ")[0])).toEqual(
+      prometheusAlerts.map((alert) => alert.alert),
+    );
+    expect(new Set(rules.map((rule) => rule.title)).size).toBe(rules.length);
     rules.forEach((rule, index) => {
       const alert = prometheusAlerts[index];
       expect(rule.labels).toEqual(alert?.labels);
       expect(rule.for).toBe(alert?.for);
+      // Grafana's provisioning reads `keepFiringFor` and silently drops any other spelling.
+      expect(rule.keepFiringFor).toBe(alert?.keep_firing_for);
+      expect(rule).not.toHaveProperty("keep_firing_for");
       expect(rule.annotations).toEqual({
         summary: alert?.annotations.summary,
         description: grafanaTemplate(alert?.annotations.description ?? ""),
@@ -287,22 +348,26 @@ describe("Grafana-managed alerts", () => {
 });
 
 describe("shares", () => {
-  it("are written numerator or denominator * 0, over the denominator", () => {
-    expect(share("a", "b")).toBe("(a or b * 0) / b");
+  it("are numerator or denominator * 0, over a denominator above 0, at most 1", () => {
+    expect(share("a", "b")).toBe("clamp_max((a or b * 0) / (b > 0), 1)");
     expect(isShare(share("sum by (job) (x)", "sum by (job) (y)"))).toBe(true);
     expect(isShare("sum by (job) (x) / sum by (job) (y)")).toBe(false);
   });
 
   const ratios = recordingRules.filter((rule) => /:\w*ratio_rate\w+$/.test(rule.record));
 
-  it("cover the dangling ratios per model and per tool and the repaired share", () => {
-    expect(ratios.map((rule) => rule.record).sort()).toEqual([
-      "model:tool_call_resilience_dangling_tool_calls:ratio_rate1h",
-      "model:tool_call_resilience_dangling_tool_calls:ratio_rate5m",
-      "model:tool_call_resilience_model_calls:repaired_ratio_rate5m",
-      "tool:tool_call_resilience_dangling_tool_calls:ratio_rate1h",
-      "tool:tool_call_resilience_dangling_tool_calls:ratio_rate5m",
-    ]);
+  it("name their denominator, and cover every window of every level", () => {
+    expect(ratios.map((rule) => rule.record).sort()).toEqual(
+      [
+        ...["5m", "30m", "1h", "2h", "6h", "1d"].map((window) => `model:%s:ratio_rate${window}`),
+        ...["5m", "30m", "1h", "6h"].map((window) => `tool:%s:ratio_rate${window}`),
+        "instance:%s:ratio_rate30m",
+      ]
+        .map((name) =>
+          name.replace("%s", "tool_call_resilience_dangling_tool_calls_per_tool_calls"),
+        )
+        .sort(),
+    );
   });
 
   it.each(ratios)("$record is 0, not missing, without a numerator series", (rule) => {
@@ -310,20 +375,81 @@ describe("shares", () => {
   });
 });
 
+describe("the configuration", () => {
+  const withChange = (change: Record<string, unknown>) => ({ ...bundleConfig, ...change });
+
+  it("requires an absolute runbook URL, since notifications carry it as it is", () => {
+    for (const runbookBaseUrl of [
+      "runbook.md",
+      "/dashboards/runbook.md",
+      "ftp://host/runbook.md",
+    ]) {
+      expect(() => buildRules(withChange({ runbookBaseUrl }) as typeof bundleConfig)).toThrow(
+        BundleConfigError,
+      );
+    }
+    expect(() =>
+      buildRules(withChange({ runbookBaseUrl: "runbook.md" }) as typeof bundleConfig),
+    ).toThrow(/runbookBaseUrl must be an absolute http\(s\) URL/);
+  });
+
+  it("refuses an objective that no share can burn through", () => {
+    const objective = { ...bundleConfig.objective, default: 0.1 };
+    expect(() => buildRules(withChange({ objective }) as typeof bundleConfig)).toThrow(
+      /objective.default \(0.1\) times the burn rate 14.4/,
+    );
+    expect(() =>
+      buildRules(withChange({ objective: { default: 0, models: {} } }) as typeof bundleConfig),
+    ).toThrow(/between 0 and 1/);
+  });
+
+  it("refuses a duration Prometheus would not read, naming it", () => {
+    const failingOpen = { window: "15 minutes" };
+    expect(() => buildRules(withChange({ failingOpen }) as typeof bundleConfig)).toThrow(
+      /"15 minutes" is not a duration/,
+    );
+  });
+
+  it("gives each listed model its own objective, the first match winning, the rest the default", () => {
+    const objective = { default: 0.02, models: { "gpt-4o-mini.*": 0.05, "gpt-4o.*": 0.01 } };
+    const rules = buildRules(withChange({ objective }) as typeof bundleConfig);
+    const recorded = rules.recordingRules.find((rule) => rule.record.endsWith(":objective"));
+    expect(recorded?.expr).toBe(
+      [
+        'model:tool_call_resilience_tool_calls:rate1d{gen_ai_request_model=~"gpt-4o-mini.*"} * 0 + 0.05',
+        'model:tool_call_resilience_tool_calls:rate1d{gen_ai_request_model=~"gpt-4o.*"} * 0 + 0.01',
+        "model:tool_call_resilience_tool_calls:rate1d * 0 + 0.02",
+      ].join(" or "),
+    );
+  });
+
+  it("adds its selector to every series the rules read", () => {
+    const rules = buildRules(withChange({ selector: 'env="prod"' }) as typeof bundleConfig);
+    for (const rule of rules.recordingRules.filter((rule) => rule.expr.includes("rate("))) {
+      expect(rule.expr).toContain('env="prod"');
+    }
+    for (const rule of rules.alertRules) expect(rule.rawExpr).toContain('env="prod"');
+  });
+});
+
 describe("cardinality overflow", () => {
   const alert = alertRules.find((rule) => rule.alert === "ToolCallResilienceCardinalityOverflow");
+  // The per-thread gauge is reported by the library's own producer, not an SDK instrument: it has
+  // no overflow series.
+  const sdkInstruments = Object.entries(semconv)
+    .filter(
+      ([name]) => name.startsWith("METRIC_") && name !== "METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS",
+    )
+    .map(([, instrument]) => prometheusName(String(instrument)));
 
   it.each(SHAPES)(
     "counts one series per instrument on the %s path: each counter's, and the histogram's _count",
     (shape) => {
       const names = seriesByShape[shape];
-      const instruments = Object.entries(semconv)
-        .filter(([name]) => name.startsWith("METRIC_"))
-        .map(([, instrument]) => prometheusName(String(instrument)));
-      expect(instruments.length).toBeGreaterThan(0);
+      expect(sdkInstruments.length).toBeGreaterThan(0);
       const counted = instrumentSeries.filter((name) => Object.values(names).includes(name));
-      expect(counted).toHaveLength(instruments.length);
-      for (const instrument of instruments) {
+      expect(counted).toHaveLength(sdkInstruments.length);
+      for (const instrument of sdkInstruments) {
         const own = counted.filter((name) => name.startsWith(`${instrument}_`));
         expect(own, instrument).toHaveLength(1);
         expect(own[0], instrument).toMatch(/_(total|count)$/);
@@ -341,12 +467,17 @@ describe("cardinality overflow", () => {
     );
   });
 
-  it("alerts on that selector, in both expressions", () => {
-    expect(alert?.expr).toBe(`count by (job) (${overflowSelector()})`);
+  it("alerts on what each instrument counted lately in its overflow series, named, in both expressions", () => {
+    for (const name of instrumentSeries) {
+      const selector = `${name}{otel_metric_overflow="true"}`;
+      expect(alert?.expr).toContain(`increase(${selector}[`);
+      expect(alert?.expr).toContain(`(${selector} unless ${selector} offset `);
+      expect(alert?.expr).toContain(`"instrument", "${name}", "", "")`);
+    }
     expect(alert?.rawExpr).toBe(alert?.expr);
   });
 
   it("is investigated in the runbook with the same selector", () => {
-    expect(runbook).toContain(`count by (__name__, instance) (${overflowSelector()})`);
+    expect(runbook).toContain(overflowSelector());
   });
 });

@@ -2,9 +2,13 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { bundleConfig } from "../../dashboards/generator/config.js";
 import {
+  MINIMUM_TOOL_CALLS,
   OVERVIEW_DASHBOARD_UID,
+  PANEL_WINDOWS,
+  PROCESS_VARIABLES,
   renderDashboards,
   THREADS_DASHBOARD_UID,
+  threadTraceQuery,
 } from "../../dashboards/generator/dashboards.js";
 import {
   instrumentSelector,
@@ -14,7 +18,14 @@ import {
   series,
   seriesByShape,
 } from "../../dashboards/generator/names.js";
-import { isShare } from "../helpers/promql.js";
+import {
+  alertRules,
+  OBJECTIVE_RECORD,
+  recordedWindows,
+  recordingRules,
+  recordName,
+  seconds,
+} from "../../dashboards/generator/prometheus-rules.js";
 import { namesMissedIn } from "./promql-names.js";
 
 interface GridPos {
@@ -32,10 +43,18 @@ interface Panel {
   id: number;
   type: string;
   title: string;
+  description?: string;
   gridPos: GridPos;
   datasource?: { type?: string; uid?: string };
   targets?: Target[];
-  fieldConfig?: { defaults?: { unit?: string } };
+  fieldConfig?: {
+    defaults?: {
+      unit?: string;
+      links?: { title: string; url: string }[];
+      thresholds?: { steps: { value: number | null; color: string }[] };
+      custom?: { thresholdsStyle?: { mode?: string } };
+    };
+  };
 }
 interface Variable {
   name: string;
@@ -51,6 +70,7 @@ interface Dashboard {
   panels: Panel[];
   templating: { list: Variable[] };
   links: { title: string; url: string }[];
+  annotations: { list: { name: string; expr?: string; datasource?: { uid?: string } }[] };
 }
 
 const files = renderDashboards();
@@ -66,13 +86,13 @@ const dashboards = [
     path: "grafana/tool-call-resilience-overview.json",
     uid: OVERVIEW_DASHBOARD_UID,
     other: THREADS_DASHBOARD_UID,
-    variables: ["job", "provider", "model", "tool"],
+    variables: [...PROCESS_VARIABLES, "provider", "model", "tool"],
   },
   {
     path: "grafana/tool-call-resilience-threads.json",
     uid: THREADS_DASHBOARD_UID,
     other: OVERVIEW_DASHBOARD_UID,
-    variables: ["job", "provider", "model", "tool", "thread"],
+    variables: [...PROCESS_VARIABLES, "provider", "model", "agent", "tool", "thread"],
   },
 ].map((expected) => ({ ...expected, dashboard: dashboardAt(expected.path) }));
 
@@ -96,21 +116,30 @@ function selectorsOf(expr: string): { metric: string; matchers: string }[] {
   }));
 }
 
-/** The dashboard variables each series must be filtered by, from the attributes it records. */
+/** The attribute variables each raw series must be filtered by, from the attributes it records. */
 const requiredFilters: Record<string, readonly string[]> = {
-  [series.modelCalls]: ["provider", "model"],
+  [series.modelCalls]: ["provider", "model", "agent"],
   [series.toolCalls]: ["provider", "model", "tool"],
   [series.danglingToolCalls]: ["provider", "model", "tool"],
   [series.repairs]: ["provider", "model"],
-  [series.threadDanglingToolCalls]: ["model", "thread"],
+  [series.threadRecentDanglingToolCalls]: ["model", "thread"],
   [series.repairDurationBucket]: [],
 };
 const variableLabels: Record<string, string> = {
   provider: labels.provider,
   model: labels.model,
+  agent: labels.agent,
   tool: labels.tool,
   thread: labels.thread,
 };
+
+/** Every recorded series (`level:metric:operation`) and the attribute variables its level keeps. */
+const recorded = new Set(recordingRules.map((rule) => rule.record));
+function recordedFilters(name: string): readonly string[] {
+  if (name.startsWith("tool:")) return ["tool"];
+  return ["provider", "model"];
+}
+const RECORDED_NAME = /\b[a-z]+:[a-z_]+:[a-z0-9_]+/g;
 
 function overlaps(a: GridPos, b: GridPos): boolean {
   return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
@@ -122,10 +151,11 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     expect(dashboard.description).toMatch(/npm run dashboards/);
   });
 
-  it("has a Prometheus datasource variable and multi-value label variables", () => {
-    const [first, ...rest] = dashboard.templating.list;
+  it("has a Prometheus and a Tempo data source variable, then multi-value label variables", () => {
+    const [first, second, ...rest] = dashboard.templating.list;
     expect(first).toMatchObject({ name: "datasource", type: "datasource", query: "prometheus" });
-    expect(rest.map((variable) => variable.name)).toEqual(expect.arrayContaining(variables));
+    expect(second).toMatchObject({ name: "tempo", type: "datasource", query: "tempo" });
+    expect(rest.map((variable) => variable.name)).toEqual(variables);
     for (const variable of rest) {
       expect(variable).toMatchObject({
         type: "query",
@@ -135,6 +165,17 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
       });
       expect(variable.query).toMatch(/^label_values\(tool_call_resilience_\w+\{?.*, \w+\)$/);
     }
+  });
+
+  it("offers job, every topology label and instance, each narrowed by the ones before it", () => {
+    expect(PROCESS_VARIABLES).toEqual(["job", ...bundleConfig.topologyLabels, "instance"]);
+    const queries = new Map(dashboard.templating.list.map((v) => [v.name, v.query ?? ""]));
+    variables.forEach((name, index) => {
+      for (const before of variables.slice(0, index)) {
+        if (!PROCESS_VARIABLES.includes(before)) continue;
+        expect(queries.get(name), `$${name}`).toContain(`${before}=~"$${before}"`);
+      }
+    });
   });
 
   it("queries the datasource variable in every panel and target", () => {
@@ -147,13 +188,17 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     }
   });
 
-  it("names only series and labels the library emits", () => {
+  it("names only series the library emits and series the recording rules record", () => {
     const known = new Set<string>([
       ...SHAPES.flatMap((shape) => Object.values(seriesByShape[shape])),
       ...Object.values(labels),
     ]);
     for (const { panel, target } of targetsOf(dashboard)) {
-      for (const [name] of target.expr.matchAll(/tool_call_resilience_[a-z_]+/g)) {
+      for (const [name] of target.expr.matchAll(RECORDED_NAME)) {
+        expect(recorded.has(name), `${panel}: ${name}`).toBe(true);
+      }
+      const raw = target.expr.replace(RECORDED_NAME, "");
+      for (const [name] of raw.matchAll(/tool_call_resilience_[a-z_]+/g)) {
         expect(known.has(name), `${panel}: ${name}`).toBe(true);
       }
     }
@@ -170,9 +215,11 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     for (const { where, expr } of queries) expect(namesMissedIn(expr), where).toEqual([]);
   });
 
-  it("selects no otel_scope_* label, which pushed series lack", () => {
+  it("selects on no otel_scope_* label, which pushed series lack", () => {
     for (const { panel, target } of targetsOf(dashboard)) {
-      expect(target.expr, panel).not.toMatch(/otel_scope_/);
+      for (const { matchers } of selectorsOf(target.expr)) {
+        expect(matchers, panel).not.toMatch(/otel_scope_/);
+      }
     }
     for (const variable of dashboard.templating.list) {
       expect(variable.query ?? "", variable.name).not.toMatch(/otel_scope_/);
@@ -185,20 +232,43 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     }
   });
 
-  it("filters every selector by job, and by each variable the series has a label for", () => {
+  it("filters every selector by every process variable, and by each attribute variable the series has", () => {
     for (const { panel, target } of targetsOf(dashboard)) {
       const selectors = selectorsOf(target.expr);
       expect(selectors.length, panel).toBeGreaterThan(0);
+      // Next to a recorded series, the raw series compute the same figure: filtered alike.
+      const reads = [...target.expr.matchAll(RECORDED_NAME)].map(([name]) => name);
+      const level = reads.find((name) => name !== OBJECTIVE_RECORD);
       for (const { metric, matchers } of selectors) {
-        expect(matchers, `${panel}: ${target.expr}`).toContain('job=~"$job"');
-        for (const variable of requiredFilters[metric] ?? []) {
-          if (!variables.includes(variable)) continue;
-          expect(matchers, `${panel}: ${metric}`).toContain(
-            `${variableLabels[variable]}=~"$${variable}"`,
-          );
+        for (const variable of PROCESS_VARIABLES) {
+          // The objective is one per model, whatever the instance: the only exception.
+          if (metric === OBJECTIVE_RECORD && variable === "instance") continue;
+          expect(matchers, `${panel}: ${metric}`).toContain(`${variable}=~"$${variable}"`);
+        }
+        const wanted = recorded.has(metric)
+          ? recordedFilters(metric)
+          : (requiredFilters[metric] ?? []).filter(
+              (variable) => level === undefined || recordedFilters(level).includes(variable),
+            );
+        for (const variable of Object.keys(variableLabels)) {
+          const matcher = `${variableLabels[variable]}=~"$${variable}"`;
+          if (wanted.includes(variable) && variables.includes(variable)) {
+            expect(matchers, `${panel}: ${metric}`).toContain(matcher);
+          } else {
+            expect(matchers, `${panel}: ${metric}`).not.toContain(matcher);
+          }
         }
       }
     }
+  });
+
+  it("marks every ToolCallResilience alert firing in the chosen jobs", () => {
+    const [annotation] = dashboard.annotations.list;
+    expect(annotation?.datasource?.uid).toBe(DATASOURCE);
+    expect(annotation?.expr).toMatch(
+      /^ALERTS\{alertname=~"ToolCallResilience\.\*", alertstate="firing", job=~"\$job"/,
+    );
+    for (const rule of alertRules) expect(rule.alert).toMatch(/^ToolCallResilience/);
   });
 
   it("links to the runbook and to the other dashboard", () => {
@@ -222,77 +292,247 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
       }
     });
   });
-});
 
-/** The totals tables keep a plain division: the end-to-end test compares it with ground truth. */
-const TOTALS_TABLES = new Set(["Totals per model", "Totals per tool"]);
-
-describe("the shares", () => {
-  const sharePanels = dashboards.flatMap(({ dashboard }) =>
-    dataPanels(dashboard).filter((panel) => panel.fieldConfig?.defaults?.unit === "percentunit"),
-  );
-
-  it("are the dangling rates (overall, per model, per tool) and the share repaired", () => {
-    expect(sharePanels.map((panel) => panel.title).sort()).toEqual([
-      "Dangling rate",
-      "Dangling rate per model",
-      "Dangling rate per tool",
-      "Share of model calls repaired",
-    ]);
-  });
-
-  it.each(sharePanels.map((panel) => [panel.title, panel] as const))(
-    "%s is 0, not No data, without a numerator series: the recording rules' share()",
-    (_title, panel) => {
-      const targets = panel.targets ?? [];
-      expect(targets.length).toBeGreaterThan(0);
-      for (const target of targets) expect(isShare(target.expr), target.expr).toBe(true);
-    },
-  );
-
-  it("leave no other division than the totals tables' ratio", () => {
-    for (const { dashboard } of dashboards) {
-      for (const panel of dataPanels(dashboard)) {
-        if (TOTALS_TABLES.has(panel.title)) continue;
-        for (const target of panel.targets ?? []) {
-          if (target.expr.includes(" / ")) expect(isShare(target.expr), panel.title).toBe(true);
+  it("counts over the time range, never since the processes started", () => {
+    for (const panel of dataPanels(dashboard)) {
+      for (const target of panel.targets ?? []) {
+        for (const [selector] of target.expr.matchAll(/tool_call_resilience_\w+_total\{[^}]*\}/g)) {
+          // Every counter is read by rate() or increase() over a window, or against its value at
+          // the range's start.
+          const escaped = escapeRegExp(selector);
+          const read = new RegExp(
+            `(rate|increase)\\(${escaped}\\[|${escaped} unless ${escaped} offset \\$__range|unless ${escaped} offset`,
+          );
+          expect(target.expr, `${panel.title}: ${selector}`).toMatch(read);
         }
       }
     }
   });
 });
 
+const overview = dashboardAt("grafana/tool-call-resilience-overview.json");
+const threads = dashboardAt("grafana/tool-call-resilience-threads.json");
+
+function panelOf(dashboard: Dashboard, title: string): Panel {
+  const panel = dashboard.panels.find((candidate) => candidate.title === title);
+  if (panel === undefined) throw new Error(`no panel ${title}`);
+  return panel;
+}
+
+/** Each occurrence of `share()`: `clamp_max((a or b * 0) / (b > 0), 1)`, with its operands. */
+function withoutShares(expr: string): string {
+  let rest = expr;
+  for (;;) {
+    const start = rest.indexOf("clamp_max((");
+    if (start === -1) return rest;
+    let depth = 0;
+    let end = start + "clamp_max".length;
+    for (; end < rest.length; end++) {
+      if (rest[end] === "(") depth++;
+      if (rest[end] === ")" && --depth === 0) break;
+    }
+    const inner = rest.slice(start, end + 1);
+    expect(inner, expr).toMatch(/ \* 0\) \/ \(.* > 0\), 1\)$/);
+    rest = `${rest.slice(0, start)}SHARE${rest.slice(end + 1)}`;
+  }
+}
+
+describe("the shares and burn rates", () => {
+  const percentPanels = [overview, threads].flatMap((dashboard) =>
+    dataPanels(dashboard).filter((panel) => panel.fieldConfig?.defaults?.unit === "percentunit"),
+  );
+
+  it("are the dangling shares (overall, per model, per tool, per instance) and the share repaired", () => {
+    expect(percentPanels.map((panel) => panel.title).sort()).toEqual([
+      "Dangling share",
+      "Dangling share per instance",
+      "Dangling share per model",
+      "Dangling share per tool",
+      "Share of model calls repaired",
+    ]);
+  });
+
+  it("divide only in share() (0 without a numerator, nothing without a denominator) or by the objective", () => {
+    const objective = `/ ${OBJECTIVE_RECORD}{`;
+    const defaultObjective = `/ ${bundleConfig.objective.default}`;
+    for (const dashboard of [overview, threads]) {
+      for (const { panel, target } of targetsOf(dashboard)) {
+        const rest = withoutShares(target.expr)
+          .replaceAll(objective, "")
+          .replaceAll(defaultObjective, "");
+        expect(rest, panel).not.toContain(" / ");
+      }
+    }
+  });
+
+  it("Burn rate per model reads the recorded burn rates of every window the alerts evaluate, as they do", () => {
+    const panel = panelOf(overview, "Burn rate per model");
+    expect(panel.targets?.map((target) => target.refId)).toEqual([...recordedWindows.model]);
+    for (const [index, window] of recordedWindows.model.entries()) {
+      const expr = panel.targets?.[index]?.expr ?? "";
+      expect(expr.startsWith(`(${recordName("model", "burnRate", window)}{`), expr).toBe(true);
+      // No guard of its own: drawn wherever the alerts see a burn rate.
+      expect(expr).not.toContain(">=");
+    }
+    const steps = panel.fieldConfig?.defaults?.thresholds?.steps ?? [];
+    expect(steps.map((step) => step.value)).toEqual([
+      null,
+      ...[...bundleConfig.burnRate.page, ...bundleConfig.burnRate.ticket]
+        .map((pair) => pair.factor)
+        .sort((a, b) => a - b),
+    ]);
+  });
+
+  it.each([
+    ["Dangling share per model", "model", "ratio", PANEL_WINDOWS],
+    ["Dangling share per tool", "tool", "ratio", PANEL_WINDOWS],
+    ["Dangling share per instance", "instance", "ratio", [bundleConfig.instanceOutlier.window]],
+  ] as const)(
+    "%s reads the recorded %s %s series of the alerts' windows, with a minimum of traffic",
+    (title, level, quantity, windows) => {
+      const panel = panelOf(overview, title);
+      expect(panel.targets?.map((target) => target.refId)).toEqual([...windows]);
+      for (const [index, window] of windows.entries()) {
+        const expr = panel.targets?.[index]?.expr ?? "";
+        expect(expr.startsWith(`(${recordName(level, quantity, window)}{`), expr).toBe(true);
+        expect(expr).toContain(` and (${recordName(level, "toolCalls", window)}{`);
+        expect(expr.endsWith(`) * ${seconds(window)} >= ${MINIMUM_TOOL_CALLS}`), expr).toBe(true);
+      }
+      expect(panel.description).toContain(`fewer than ${MINIMUM_TOOL_CALLS} tool calls`);
+      expect(panel.fieldConfig?.defaults?.custom?.thresholdsStyle?.mode).toBe("dashed");
+    },
+  );
+
+  it("uses the first paging pair's windows", () => {
+    const [pair] = bundleConfig.burnRate.page;
+    expect(PANEL_WINDOWS).toEqual([pair?.short, pair?.long]);
+  });
+
+  it("draws the default objective on the per-model and per-tool shares", () => {
+    for (const title of ["Dangling share per model", "Dangling share per tool"]) {
+      const steps = panelOf(overview, title).fieldConfig?.defaults?.thresholds?.steps ?? [];
+      expect(steps.map((step) => step.value)).toEqual([null, bundleConfig.objective.default]);
+    }
+  });
+
+  it("draws every paging and ticket factor on the burn rate", () => {
+    const steps = panelOf(overview, "Burn rate per model").fieldConfig?.defaults?.thresholds?.steps;
+    const factors = [...bundleConfig.burnRate.page, ...bundleConfig.burnRate.ticket]
+      .map((pair) => pair.factor)
+      .sort((a, b) => a - b);
+    expect(steps?.map((step) => step.value)).toEqual([null, ...factors]);
+  });
+
+  it.each([
+    ["model", "ToolCallResilienceDanglingBudgetBurn"],
+    ["tool", "ToolCallResilienceToolDanglingBudgetBurn"],
+  ] as const)(
+    "compute the %s level from raw series as the alert's raw expression does",
+    (level, alert) => {
+      const title = level === "model" ? "Dangling share per model" : "Dangling share per tool";
+      const expr = panelOf(overview, title).targets?.[1]?.expr ?? "";
+      const rule = alertRules.find((candidate) => candidate.alert === alert);
+      const strip = (text: string) => text.replace(/\{[^}]*\}/g, "");
+      const sums = [...strip(expr).matchAll(/sum without \([^)]*\) \(rate\([^)]*\)\)/g)];
+      expect(sums.length).toBeGreaterThan(0);
+      for (const [sum] of sums) expect(strip(rule?.rawExpr ?? "")).toContain(sum);
+    },
+  );
+});
+
 describe("the overview's Overflow series stat", () => {
-  it("counts what ToolCallResilienceCardinalityOverflow counts, in the chosen jobs, 0 only where the library's series are", () => {
-    const overview = dashboardAt("grafana/tool-call-resilience-overview.json");
-    const panel = overview.panels.find((candidate) => candidate.title === "Overflow series");
-    expect(panel?.targets?.map((target) => target.expr)).toEqual([
-      `count(${overflowSelector('job=~"$job"')}) or count(${instrumentSelector('job=~"$job"')}) * 0`,
+  it("counts what ToolCallResilienceCardinalityOverflow counts, in the chosen processes, 0 only where the library's series are", () => {
+    const chosen = PROCESS_VARIABLES.map((variable) => `${variable}=~"$${variable}"`);
+    expect(panelOf(overview, "Overflow series").targets?.map((target) => target.expr)).toEqual([
+      `count(${overflowSelector(...chosen)}) or count(${instrumentSelector(...chosen)}) * 0`,
     ]);
   });
 });
 
-describe("the overview's totals tables", () => {
-  const overview = dashboardAt("grafana/tool-call-resilience-overview.json");
-
+describe("the overview's totals", () => {
   it.each([
-    ["Totals per model", [labels.provider, labels.model]],
-    ["Totals per tool", [labels.tool]],
-  ])("%s sums the raw counters in three instant queries", (title, by) => {
-    const panel = overview.panels.find((candidate) => candidate.title === title);
-    expect(panel?.type).toBe("table");
-    const targets = panel?.targets ?? [];
+    ["Totals per model", labels.tool],
+    ["Totals per tool", labels.model],
+  ])("%s counts tool calls, dangling calls and their share over the range", (title, summed) => {
+    const panel = panelOf(overview, title);
+    expect(panel.type).toBe("table");
+    const targets = panel.targets ?? [];
     expect(targets.map((target) => target.refId)).toEqual(["tool_calls", "dangling", "ratio"]);
     const [toolCalls, dangling, ratio] = targets.map((target) => target.expr);
-    const sum = `sum by (${by.join(", ")}) (`;
-    expect(toolCalls).toMatch(
-      new RegExp(`^${escapeRegExp(sum)}${series.toolCalls}\\{[^}]*\\}\\)$`),
-    );
-    expect(dangling).toMatch(
-      new RegExp(`^${escapeRegExp(sum)}${series.danglingToolCalls}\\{[^}]*\\}\\)$`),
-    );
-    expect(ratio).toBe(`${dangling} / ${toolCalls}`);
+    expect(toolCalls).toMatch(/^sum without \(/);
+    expect(toolCalls).toContain(`${summed},`);
+    expect(toolCalls).toContain("[$__range])");
+    expect(dangling).toContain(series.danglingToolCalls);
+    expect(ratio?.startsWith("clamp_max(")).toBe(true);
     for (const target of targets) expect(target).toMatchObject({ instant: true, range: false });
+  });
+
+  it.each(["Tool calls", "Dangling tool calls", "Dangling share", "Failed-open model calls"])(
+    "the %s stat counts over the range",
+    (title) => {
+      const expr = panelOf(overview, title).targets?.[0]?.expr ?? "";
+      expect(expr).toContain("[$__range])");
+      expect(expr).toContain("offset $__range");
+    },
+  );
+});
+
+describe("the threads", () => {
+  const gauge = series.threadRecentDanglingToolCalls;
+
+  it.each([
+    [overview, "Top threads now", 10],
+    [threads, "Top threads now", 20],
+  ] as const)("%#: %s ranks the gauge summed over the processes", (dashboard, title, count) => {
+    const expr = panelOf(dashboard, title).targets?.[0]?.expr ?? "";
+    expect(expr).toMatch(
+      new RegExp(
+        `^topk\\(${count}, sum without \\(${bundleConfig.processLabels.join(", ")}, otel_scope_name, otel_scope_version, otel_scope_schema_url\\) \\(${gauge}\\{[^}]*\\}\\)\\)$`,
+      ),
+    );
+  });
+
+  it("shows a thread's dangling calls over time", () => {
+    const panel = panelOf(threads, "Dangling calls per thread");
+    expect(panel.type).toBe("timeseries");
+    expect(panel.targets?.[0]?.expr).toContain(`${labels.thread}=~"$thread"`);
+  });
+
+  it.each([
+    [overview, "Top threads now", `__data.fields.${labels.thread}`],
+    [threads, "Top threads now", `__data.fields.${labels.thread}`],
+    [threads, "Dangling calls per thread", `__field.labels.${labels.thread}`],
+  ] as const)(
+    "%#: %s links a thread to its repair_tool_calls spans in Tempo",
+    (dashboard, title, field) => {
+      const links = panelOf(dashboard, title).fieldConfig?.defaults?.links ?? [];
+      const explore = links.find((link) => link.url.startsWith("/explore?"));
+      expect(explore).toBeDefined();
+      const panes = new URL(explore?.url ?? "", "http://grafana").searchParams.get("panes");
+      const pane = Object.values(JSON.parse(panes ?? "{}") as Record<string, unknown>)[0];
+      const thread = `\${${field}:percentencode}`;
+      expect(pane).toMatchObject({
+        datasource: `\${tempo}`,
+        queries: [
+          {
+            datasource: { type: "tempo", uid: `\${tempo}` },
+            queryType: "traceql",
+            query: threadTraceQuery(thread),
+          },
+        ],
+      });
+      expect(threadTraceQuery("t-1")).toBe(
+        '{ name = "repair_tool_calls" && span."gen_ai.conversation.id" = "t-1" }',
+      );
+    },
+  );
+
+  it("the overview's ranking opens a thread in the Threads dashboard with the chosen processes", () => {
+    const links = panelOf(overview, "Top threads now").fieldConfig?.defaults?.links ?? [];
+    const url = links.find((link) => link.url.startsWith(`/d/${THREADS_DASHBOARD_UID}`))?.url;
+    for (const variable of ["datasource", "tempo", ...PROCESS_VARIABLES]) {
+      expect(url).toContain(`\${${variable}:queryparam}`);
+    }
   });
 });
 

@@ -20,7 +20,7 @@
  * CI) a missing binary fails it instead.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -29,12 +29,18 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import {
+  alertmanagerTimings,
+  buildAlertmanagerFragment,
+} from "../../dashboards/generator/alertmanager.js";
+import { bundleConfig } from "../../dashboards/generator/config.js";
+import {
   labels,
   reportingSeries,
   SHAPES,
   type Shape,
   seriesByShape,
 } from "../../dashboards/generator/names.js";
+import { buildRules, renderPrometheusRules } from "../../dashboards/generator/prometheus-rules.js";
 import type { GroundTruth } from "../../demo/fleet.js";
 import {
   findOnPath,
@@ -43,9 +49,15 @@ import {
   startPrometheus,
 } from "../../demo/prometheus-server.js";
 import { truthRows } from "../../demo/summary.js";
+import {
+  type AlertmanagerServer,
+  findAlertmanager,
+  startAlertmanager,
+} from "../helpers/alertmanager.js";
 import { latestPoints, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { translatedExposition } from "../helpers/otlp-translation.js";
 import { freePort } from "../helpers/prometheus.js";
+import { scaleConfig, scaleTimings } from "../helpers/time-compression.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const binary = findOnPath("prometheus");
@@ -60,12 +72,21 @@ const DEMO_RUN = ["--threads", "30", "--turns", "8", "--concurrency", "2", "--du
 const DEMO_LIMIT_MS = 120_000;
 
 /** Values for Grafana's variables: every option selected, windows that span the whole run. */
+/** The topology labels the scrape gives the demo's series, one value for each of the config's. */
+const TOPOLOGY: Readonly<Record<string, string>> = Object.fromEntries(
+  bundleConfig.topologyLabels.map((label) => [label, `demo-${label}`]),
+);
+
 const GRAFANA_VARIABLES: Readonly<Record<string, string>> = {
   __rate_interval: "1m",
   __interval: "15s",
-  // Shorter than the series have existed, so a panel's `offset $__range` finds samples.
-  __range: "10s",
+  // Longer than the run: a total over the range counts every series, each born inside it, whole.
+  __range: "1h",
   job: SCRAPE_JOB,
+  // Every value, as "All" does.
+  cluster: ".*",
+  namespace: ".*",
+  instance: ".*",
   provider: ".*",
   model: ".*",
   tool: ".*",
@@ -164,6 +185,57 @@ function shippedVariableQueries(): VariableQuery[] {
   }
   return queries;
 }
+
+/** A fenced PromQL query of the runbook. */
+interface RunbookQuery {
+  /** The heading of the section it is in. */
+  readonly section: string;
+  readonly expr: string;
+}
+
+/** Every ```promql block of the runbook, one query each. */
+function runbookQueries(): RunbookQuery[] {
+  const text = readFileSync(join(root, "dashboards/runbook.md"), "utf8");
+  const queries: RunbookQuery[] = [];
+  let section = "";
+  let block: string[] | undefined;
+  for (const line of text.split("\n")) {
+    if (block === undefined && /^#{1,6} /.test(line)) section = line.replace(/^#+ /, "");
+    if (block === undefined && /^\s*```promql\s*$/.test(line)) {
+      block = [];
+    } else if (block !== undefined && /^\s*```\s*$/.test(line)) {
+      queries.push({ section, expr: block.map((part) => part.trim()).join("\n") });
+      block = undefined;
+    } else if (block !== undefined) {
+      block.push(line);
+    }
+  }
+  return queries;
+}
+
+/**
+ * The runbook's queries about failures the demo does not produce: each may return nothing. Every
+ * other query must return data. Each entry must match exactly one query (by a part of its text).
+ */
+const RUNBOOK_QUERIES_WITHOUT_DATA: readonly { readonly part: string; readonly reason: string }[] =
+  [
+    {
+      part: 'unless target_info{job=~"$job"}\n',
+      reason: "no process of the demo stops while Prometheus watches it",
+    },
+    {
+      part: 'tool_call_resilience_outcome="failed_open"',
+      reason: "the library never fails open in the demo",
+    },
+    {
+      part: 'otel_metric_overflow="true"',
+      reason: "the demo's instruments stay far below their cardinality limit",
+    },
+    {
+      part: 'up{job=~"$job"} == 0',
+      reason: "every scrape of the demo succeeds (and pushed series have no up at all)",
+    },
+  ];
 
 interface RuleFile {
   readonly groups: readonly {
@@ -304,6 +376,9 @@ for (const SHAPE of SHAPES)
           binary: binary as string,
           port: prometheusPort,
           targets: [source.target],
+          // Where the target runs, as Kubernetes service discovery would say: the dashboards'
+          // topology variables must offer these, and the rules must keep them.
+          targetLabels: TOPOLOGY,
           ...source.scrape,
         });
         // `node --import tsx` keeps the demo in one process, whose PID the test stops.
@@ -438,6 +513,37 @@ for (const SHAPE of SHAPES)
         expect(empty, `variables without values:\n${empty.join("\n")}`).toEqual([]);
       });
 
+      it("every PromQL query of the runbook is valid, and returns data unless it is about a failure the demo lacks", async () => {
+        const queries = runbookQueries();
+        expect(queries.length).toBeGreaterThan(10);
+        for (const entry of RUNBOOK_QUERIES_WITHOUT_DATA) {
+          expect(
+            queries
+              .filter((candidate) => `${candidate.expr}\n`.includes(entry.part))
+              .map((candidate) => candidate.expr),
+            `RUNBOOK_QUERIES_WITHOUT_DATA: "${entry.part}" must match one query`,
+          ).toHaveLength(1);
+        }
+        const failed: string[] = [];
+        const empty: string[] = [];
+        for (const runbookQuery of queries) {
+          const mayBeEmpty = RUNBOOK_QUERIES_WITHOUT_DATA.some((entry) =>
+            `${runbookQuery.expr}\n`.includes(entry.part),
+          );
+          try {
+            const samples = await query(prometheus, substitute(runbookQuery.expr));
+            const numbers = samples.filter((sample) => !Number.isNaN(Number(sample.value[1])));
+            if (numbers.length === 0 && !mayBeEmpty) {
+              empty.push(`${runbookQuery.section}: ${runbookQuery.expr}`);
+            }
+          } catch (error) {
+            failed.push(`${runbookQuery.section}: ${(error as Error).message}`);
+          }
+        }
+        expect(failed, `runbook queries Prometheus rejects:\n${failed.join("\n")}`).toEqual([]);
+        expect(empty, `runbook queries without data:\n${empty.join("\n")}`).toEqual([]);
+      });
+
       it("every recording rule returns data, as its expression and as the series it records", async () => {
         const rules = shippedRules("recording-rules.yml");
         expect(rules.length).toBeGreaterThan(0);
@@ -449,6 +555,18 @@ for (const SHAPE of SHAPES)
           }
         }
         expect(empty, `rules without data:\n${empty.join("\n")}`).toEqual([]);
+      });
+
+      it("every recorded series keeps the job and where it runs, and no process label", async () => {
+        for (const rule of shippedRules("recording-rules.yml")) {
+          const samples = await query(prometheus, rule.record as string);
+          for (const sample of samples) {
+            expect(sample.metric, rule.record).toMatchObject({ job: SCRAPE_JOB, ...TOPOLOGY });
+            if (!(rule.record as string).startsWith("instance:")) {
+              expect(sample.metric, rule.record).not.toHaveProperty("instance");
+            }
+          }
+        }
       });
 
       it("every alert expression is valid PromQL that Prometheus evaluates", async () => {
@@ -488,3 +606,308 @@ for (const SHAPE of SHAPES)
       });
     },
   );
+
+/** Every duration of the incident test's rules and Alertmanager timings is this many times shorter. */
+const TIME_COMPRESSION = 60;
+/**
+ * The incident, in the demo's seconds: a baseline of 4 % interrupted runs (3 to 4 % of tool calls
+ * dangle, a burn rate near 2), then a burst at 90 % (27 to 42 % of each model's tool calls dangle,
+ * a burn rate of 13 to 21: every model past 6 over the compressed 6h/30m pair, most past 14.4 over
+ * the 1h/5m one), then the baseline again until the page resolves. At the default 60 % the burst
+ * reaches a burn rate of only 10 for one model.
+ */
+const INCIDENT = { baseline: 60, spike: 120, after: 120, spikeRate: 0.9 } as const;
+/** How long after the burst the page must have resolved, in the demo's seconds. */
+const RESOLVE_WITHIN_S = 110;
+
+interface Notification {
+  /** When the webhook received it (ms since the epoch). */
+  readonly at: number;
+  readonly status: "firing" | "resolved";
+  readonly groupKey: string;
+  readonly alerts: readonly {
+    readonly status: "firing" | "resolved";
+    readonly labels: Readonly<Record<string, string>>;
+  }[];
+}
+
+interface AlertmanagerAlert {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly status: { readonly state: string; readonly inhibitedBy: readonly string[] };
+}
+
+interface Snapshot {
+  readonly at: number;
+  readonly alerts: readonly AlertmanagerAlert[];
+}
+
+const alertmanagerBinary = findAlertmanager();
+const incidentBinaries = binary !== undefined && alertmanagerBinary !== undefined;
+
+if (!incidentBinaries && required) {
+  describe("a time-compressed incident through Prometheus and Alertmanager", () => {
+    it("needs the prometheus and alertmanager binaries, since REQUIRE_PROMETHEUS=1", () => {
+      expect.fail(
+        "REQUIRE_PROMETHEUS=1 but the prometheus or prometheus-alertmanager binary is not on the PATH",
+      );
+    });
+  });
+}
+
+/**
+ * The alerts' dynamics, end to end: the rules generated from {@link bundleConfig} with every
+ * duration divided by {@link TIME_COMPRESSION} (1h is 1 minute, `for: 2m` is 2 s), evaluated every
+ * second by Prometheus on the demo's series, sent to a real Alertmanager configured with the
+ * generated route and inhibition rules (their timings compressed alike), which notifies a webhook
+ * served by the test.
+ */
+describe.skipIf(!incidentBinaries)(
+  `a time-compressed incident through Prometheus and Alertmanager${incidentBinaries ? "" : " (skipped: no prometheus or prometheus-alertmanager binary on the PATH; set REQUIRE_PROMETHEUS=1 to fail instead)"}`,
+  () => {
+    const notifications: Notification[] = [];
+    const snapshots: Snapshot[] = [];
+    const folder = mkdtempSync(join(tmpdir(), "tool-call-resilience-incident-"));
+    let webhook: ReturnType<typeof createServer> | undefined;
+    let alertmanager: AlertmanagerServer | undefined;
+    let prometheus: PrometheusServer | undefined;
+    let demo: ChildProcess | undefined;
+    let demoOutput = "";
+    let spikeStart = Number.NaN;
+    let spikeEnd = Number.NaN;
+    let startedAt = Number.NaN;
+    const scaledConfig = scaleConfig(bundleConfig, TIME_COMPRESSION);
+    const scaledRules = buildRules(scaledConfig);
+    const burn = "ToolCallResilienceDanglingBudgetBurn";
+    const isPage = (labelSet: Readonly<Record<string, string>>) =>
+      labelSet.alertname === burn && labelSet.severity === "critical";
+    const isTicket = (labelSet: Readonly<Record<string, string>>) =>
+      labelSet.alertname === burn && labelSet.severity === "warning";
+    const pages = () =>
+      notifications.filter((notification) => notification.alerts.some((a) => isPage(a.labels)));
+    /** Models whose page Alertmanager holds as active in a snapshot. */
+    const paging = (snapshot: Snapshot | undefined) =>
+      new Set(
+        (snapshot?.alerts ?? [])
+          .filter((alert) => isPage(alert.labels) && alert.status.state === "active")
+          .map((alert) => alert.labels[labels.model]),
+      );
+    const since = (at: number, from: number) => `${((at - from) / 1000).toFixed(1)} s`;
+
+    beforeAll(
+      async () => {
+        startedAt = Date.now();
+        webhook = createServer((request, response) => {
+          let body = "";
+          request.on("data", (chunk: Buffer) => {
+            body += chunk.toString();
+          });
+          request.on("end", () => {
+            notifications.push({
+              at: Date.now(),
+              ...(JSON.parse(body) as Omit<Notification, "at">),
+            });
+            response.writeHead(200).end();
+          });
+        });
+        await new Promise<void>((resolve) => webhook?.listen(0, "127.0.0.1", resolve));
+        const webhookPort = (webhook.address() as AddressInfo).port;
+
+        const fragment = buildAlertmanagerFragment(
+          scaledConfig,
+          scaledRules.alertRules,
+          scaleTimings(alertmanagerTimings, TIME_COMPRESSION),
+        );
+        alertmanager = await startAlertmanager({
+          binary: alertmanagerBinary as string,
+          port: await freePort(),
+          config: {
+            route: { receiver: "webhook", routes: [fragment.route] },
+            receivers: [
+              {
+                name: "webhook",
+                webhook_configs: [
+                  { url: `http://127.0.0.1:${webhookPort}/`, send_resolved: true, max_alerts: 0 },
+                ],
+              },
+            ],
+            inhibit_rules: fragment.inhibit_rules,
+          },
+        });
+
+        const ruleFiles = Object.entries(renderPrometheusRules(scaledRules)).map(([path, text]) => {
+          const file = join(folder, path.replace(/\//g, "-"));
+          writeFileSync(file, text);
+          return file;
+        });
+        const metricsPort = await freePort();
+        prometheus = await startPrometheus({
+          binary: binary as string,
+          port: await freePort(),
+          targets: [`127.0.0.1:${metricsPort}`],
+          ruleFiles,
+          alertmanagers: [alertmanager.address],
+          // Resend firing alerts every second, as the compressed timings need.
+          flags: ["--rules.alert.resend-delay=1s"],
+        });
+
+        demo = spawn(
+          process.execPath,
+          [
+            "--import",
+            "tsx",
+            "demo/main.ts",
+            ...["--duration", String(INCIDENT.baseline + INCIDENT.spike + INCIDENT.after)],
+            ...["--spike-at", String(INCIDENT.baseline), "--spike-length", String(INCIDENT.spike)],
+            ...["--spike-rate", String(INCIDENT.spikeRate), "--seed", "7"],
+            ...["--port", String(metricsPort)],
+          ],
+          { cwd: root, stdio: ["ignore", "pipe", "pipe"] },
+        );
+        const record = (chunk: Buffer) => {
+          demoOutput += chunk.toString();
+          if (Number.isNaN(spikeStart) && /Burst of interruptions/.test(demoOutput)) {
+            spikeStart = Date.now();
+            spikeEnd = spikeStart + INCIDENT.spike * 1000;
+          }
+        };
+        demo.stdout?.on("data", record);
+        demo.stderr?.on("data", record);
+
+        // Watch Alertmanager every second until the page resolves after the burst, or time is up.
+        const deadline =
+          Date.now() + (INCIDENT.baseline + INCIDENT.spike + RESOLVE_WITHIN_S + 60) * 1000;
+        for (;;) {
+          const response = await fetch(`${alertmanager.url}/api/v2/alerts`).catch(() => undefined);
+          if (response?.ok) {
+            snapshots.push({
+              at: Date.now(),
+              alerts: (await response.json()) as AlertmanagerAlert[],
+            });
+          }
+          const resolved = pages().some(
+            (notification) => notification.status === "resolved" && notification.at > spikeEnd,
+          );
+          if (resolved || Date.now() > deadline || Date.now() > spikeEnd + RESOLVE_WITHIN_S * 1000)
+            break;
+          if (demo.exitCode !== null) throw new Error(`the demo exited early:\n${demoOutput}`);
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        const firstPage = pages()[0];
+        const resolvedPage = pages().find((notification) => notification.status === "resolved");
+        console.log(
+          [
+            "incident timings:",
+            `  setup and baseline until the burst: ${since(spikeStart, startedAt)}`,
+            `  first page: ${firstPage === undefined ? "none" : `${since(firstPage.at, spikeStart)} into the burst`}`,
+            `  resolved: ${resolvedPage === undefined ? "never" : `${since(resolvedPage.at, spikeEnd)} after the burst`}`,
+            `  total: ${since(Date.now(), startedAt)}`,
+          ].join("\n"),
+        );
+      },
+      (INCIDENT.baseline + INCIDENT.spike + RESOLVE_WITHIN_S + 180) * 1000,
+    );
+
+    afterAll(async () => {
+      if (demo !== undefined) await stopDemo(demo);
+      await prometheus?.stop();
+      await alertmanager?.stop();
+      webhook?.closeAllConnections();
+      await new Promise((resolve) => webhook?.close(resolve));
+      rmSync(folder, { recursive: true, force: true });
+    });
+
+    it("the burst started, and Alertmanager was watched throughout", () => {
+      expect(Number.isNaN(spikeStart), `the demo never announced its burst:\n${demoOutput}`).toBe(
+        false,
+      );
+      expect(snapshots.filter((snapshot) => snapshot.at < spikeStart).length).toBeGreaterThan(30);
+      expect(snapshots.filter((snapshot) => snapshot.at > spikeEnd).length).toBeGreaterThan(0);
+    });
+
+    it("does not page before the burst", () => {
+      expect(pages().filter((notification) => notification.at < spikeStart)).toEqual([]);
+      const early = snapshots.filter(
+        (snapshot) => snapshot.at < spikeStart && paging(snapshot).size > 0,
+      );
+      expect(early.map((snapshot) => since(snapshot.at, startedAt))).toEqual([]);
+    });
+
+    it("pages once for the incident, although several models burn", () => {
+      const during = pages().filter(
+        (notification) => notification.at >= spikeStart && notification.status === "firing",
+      );
+      expect(during.length).toBeGreaterThan(0);
+      expect(new Set(pages().map((notification) => notification.groupKey)).size).toBe(1);
+      const models = new Set(
+        pages().flatMap((notification) =>
+          notification.alerts.filter((a) => isPage(a.labels)).map((a) => a.labels[labels.model]),
+        ),
+      );
+      expect(models.size).toBeGreaterThanOrEqual(2);
+      // The labels the inhibition rules compare are on the page.
+      for (const alert of during.flatMap((notification) => notification.alerts)) {
+        for (const label of [labels.job, labels.provider, labels.model]) {
+          expect(alert.labels[label], label).toBeTruthy();
+        }
+      }
+    });
+
+    it("keeps firing while the burst lasts, without a resolved notification in between", () => {
+      const first = pages().find((notification) => notification.status === "firing");
+      expect(first).toBeDefined();
+      const firstAt = first?.at ?? Number.POSITIVE_INFINITY;
+      expect(firstAt).toBeLessThan(spikeEnd);
+      expect(
+        pages()
+          .filter(
+            (notification) => notification.status === "resolved" && notification.at < spikeEnd,
+          )
+          .map((notification) => since(notification.at, spikeStart)),
+      ).toEqual([]);
+      const gaps = snapshots.filter(
+        (snapshot) =>
+          snapshot.at > firstAt && snapshot.at < spikeEnd && paging(snapshot).size === 0,
+      );
+      expect(gaps.map((snapshot) => since(snapshot.at, spikeStart))).toEqual([]);
+    });
+
+    it("resolves after the burst ends", () => {
+      const resolved = pages().filter((notification) => notification.status === "resolved");
+      expect(resolved.length).toBeGreaterThan(0);
+      expect(resolved[0]?.at).toBeGreaterThan(spikeEnd);
+      expect(resolved[0]?.at).toBeLessThan(spikeEnd + RESOLVE_WITHIN_S * 1000);
+    });
+
+    it("inhibits the warning of a model whose page fires", () => {
+      const inhibited = snapshots.flatMap((snapshot) =>
+        snapshot.alerts
+          .filter(
+            (alert) =>
+              isTicket(alert.labels) &&
+              alert.status.state === "suppressed" &&
+              alert.status.inhibitedBy.length > 0 &&
+              paging(snapshot).has(alert.labels[labels.model]),
+          )
+          .map((alert) => alert.labels[labels.model]),
+      );
+      expect(inhibited.length, "no warning was ever inhibited by its model's page").toBeGreaterThan(
+        0,
+      );
+      // Nor did the webhook receive a firing warning of a model paging just before and after.
+      const leaked = notifications.flatMap((notification) => {
+        const before = snapshots.filter((snapshot) => snapshot.at <= notification.at).at(-1);
+        const after = snapshots.find((snapshot) => snapshot.at > notification.at);
+        return notification.alerts
+          .filter(
+            (alert) =>
+              alert.status === "firing" &&
+              isTicket(alert.labels) &&
+              paging(before).has(alert.labels[labels.model]) &&
+              paging(after).has(alert.labels[labels.model]),
+          )
+          .map((alert) => `${alert.labels[labels.model]} at ${since(notification.at, spikeStart)}`);
+      });
+      expect(leaked).toEqual([]);
+    });
+  },
+);

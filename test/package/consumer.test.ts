@@ -276,6 +276,7 @@ describe("the packed tarball", () => {
       "dashboards/prometheus/recording-rules.yml",
       "dashboards/prometheus/alerts.yml",
       "dashboards/prometheus/rules.test.yml",
+      "dashboards/alertmanager/tool-call-resilience.yml",
     ]) {
       expect(tarballFiles).toContain(path);
     }
@@ -688,6 +689,12 @@ console.log(JSON.stringify({ scraped }));
     const exposition = parseExposition(scraped);
     expect(exposition.sum("tool_call_resilience_dangling_tool_calls_total")).toBe(2);
     expect(exposition.sum("tool_call_resilience_model_calls_total")).toBe(1);
+    // The per-thread gauge, from the producer startTelemetry gives this SDK's readers.
+    expect(
+      exposition
+        .find("tool_call_resilience_thread_recent_dangling_tool_calls")
+        .map((sample) => [sample.labels.gen_ai_conversation_id, sample.value]),
+    ).toEqual([["t-1", 2]]);
     // The recommended views: the duration histogram has the library's buckets.
     expect(
       exposition
@@ -702,9 +709,10 @@ console.log(JSON.stringify({ scraped }));
     const total = (metric: string) =>
       points
         .filter((point) => point.metric === metric)
-        .reduce((sum, point) => sum + (point.kind === "sum" ? point.value : point.count), 0);
+        .reduce((sum, point) => sum + (point.kind === "histogram" ? point.count : point.value), 0);
     expect(total("tool_call_resilience.dangling_tool_calls")).toBe(2);
     expect(total("tool_call_resilience.model_calls")).toBe(1);
+    expect(total("tool_call_resilience.thread.recent_dangling_tool_calls")).toBe(2);
     expect(points[0]?.resource["service.name"]).toBe("setup-app");
     expect(points[0]?.resource["service.instance.id"]).toEqual(expect.any(String));
     // The span, through the batch span processor of the trace SDK this sdk-node depends on.
@@ -718,18 +726,21 @@ console.log(JSON.stringify({ scraped }));
       join(setupApp.dir, "check.ts"),
       `import { NodeSDK } from "@opentelemetry/sdk-node";
 import {
+  type MetricProducer,
   type MetricView,
   recommendedViews,
   type ServedTelemetryHandle,
   startTelemetry,
   type TelemetryHandle,
+  threadMetricsProducer,
 } from "tool-call-resilience/setup";
 
 export const served: Promise<ServedTelemetryHandle> = startTelemetry({ port: 9464 });
 export const pushed: Promise<TelemetryHandle> = startTelemetry({
   otlp: { endpoint: "http://collector:4318", traces: true, headers: { "x-api-key": "k" } },
 });
-const views: MetricView[] = recommendedViews({ threadCardinalityLimit: 500 });
+const views: MetricView[] = recommendedViews({ cardinalityLimit: 500 });
+export const producer: MetricProducer = threadMetricsProducer();
 export const sdk = new NodeSDK({ views });
 
 export async function pushedUrl(): Promise<string> {

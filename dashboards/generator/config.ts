@@ -18,7 +18,7 @@ export interface BurnWindows {
   readonly long: string;
   /**
    * The short window, a twelfth of the long one: the burn must still be going on, so the alert
-   * resolves minutes after the incident ends instead of an hour later.
+   * resolves within this window after the incident ends instead of hours later.
    */
   readonly short: string;
   /** How many times faster than the objective allows the budget must burn in both windows. */

@@ -505,11 +505,6 @@ export const alertRules: readonly AlertRule[] = defaultRules.alertRules;
 /** The windows recorded per level with {@link bundleConfig}. */
 export const recordedWindows = defaultRules.windows;
 
-/** `runbook_url` of an alert: the runbook's heading for it, as an anchor. */
-export function runbookUrl(alertName: string): string {
-  return `${bundleConfig.runbookBaseUrl}#${alertName.toLowerCase()}`;
-}
-
 /** Name of the recording rule group. */
 export const RECORDING_GROUP = "tool-call-resilience.rules";
 /** Name of the alert group. */

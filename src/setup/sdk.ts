@@ -158,6 +158,12 @@ export interface SdkResource {
   merge(other: SdkResource | null): SdkResource;
 }
 
+/** What the setup entry point uses of `@opentelemetry/core`. */
+export interface CorePackage {
+  /** Epoch milliseconds as OpenTelemetry's `[seconds, nanoseconds]`. */
+  millisToHrTime(epochMillis: number): [number, number];
+}
+
 /** What the setup entry point uses of `@opentelemetry/resources`. */
 export interface ResourcesPackage {
   defaultResource(): SdkResource;
@@ -204,6 +210,11 @@ export function loadSdkNode(purpose: string): SdkNodePackage {
 /** `@opentelemetry/sdk-metrics`: views, attribute processors and the periodic reader. */
 export function loadSdkMetrics(purpose: string): SdkMetricsPackage {
   return loadSdkPackage<SdkMetricsPackage>(["@opentelemetry/sdk-metrics"], purpose);
+}
+
+/** `@opentelemetry/core`: the time conversions the SDK's own data use. */
+export function loadCore(purpose: string): CorePackage {
+  return loadSdkPackage<CorePackage>(["@opentelemetry/core"], purpose);
 }
 
 /** `@opentelemetry/resources`. */

@@ -22,7 +22,7 @@ import {
 } from "../telemetry/semconv.js";
 import { threadActivityOf } from "../telemetry/thread-activity.js";
 import { PACKAGE_VERSION } from "../version.js";
-import { loadResources, loadSdkMetrics } from "./sdk.js";
+import { loadCore, loadResources, loadSdkMetrics } from "./sdk.js";
 import type { MetricCollection, MetricProducer } from "./sdk-types.js";
 
 export type { MetricProducer } from "./sdk-types.js";
@@ -89,6 +89,7 @@ export function threadMetricsProducer(options: ThreadMetricsProducerOptions = {}
   const { meterProvider } = parsed.data;
   const purpose = "threadMetricsProducer()";
   const { AggregationTemporality, DataPointType } = loadSdkMetrics(purpose);
+  const { millisToHrTime } = loadCore(purpose);
   // Readers ignore a producer's resource and report the SDK's: this one only fills the shape.
   const resource = loadResources(purpose).emptyResource();
   const collected = (scopeMetrics: ScopeMetrics[], errors: unknown[] = []): MetricCollection =>
@@ -100,7 +101,7 @@ export function threadMetricsProducer(options: ThreadMetricsProducerOptions = {}
         const series = threadActivityOf(provider)?.top() ?? [];
         // No thread in the window: no metric at all, rather than one without points.
         if (series.length === 0) return collected([]);
-        const time = hrTimeOf(Date.now());
+        const time = millisToHrTime(Date.now());
         const metric = {
           descriptor: {
             name: METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
@@ -131,10 +132,4 @@ export function threadMetricsProducer(options: ThreadMetricsProducerOptions = {}
       }
     },
   };
-}
-
-/** Epoch milliseconds as OpenTelemetry's `[seconds, nanoseconds]`. */
-function hrTimeOf(epochMillis: number): [number, number] {
-  const seconds = Math.floor(epochMillis / 1000);
-  return [seconds, Math.round((epochMillis - seconds * 1000) * 1_000_000)];
 }

@@ -30,12 +30,14 @@ describe("README", () => {
   it("shows the npm install first, with the peers a LangChain user needs", () => {
     const firstBlock = codeBlocksOf(readme, "sh")[0] ?? "";
     expect(firstBlock).toMatch(/^npm install tool-call-resilience /m);
-    // Every peer but the optional ones of tool-call-resilience/setup.
+    // Every peer but the optional ones: tool-call-resilience/setup's SDK, and the PostgreSQL
+    // checkpointer the audit reads only with --checkpointer.
     const manifest = JSON.parse(
       readFileSync(new URL("../package.json", import.meta.url), "utf8"),
     ) as { peerDependencies: Record<string, string> };
     const peers = Object.keys(manifest.peerDependencies).filter(
-      (name) => name !== "@opentelemetry/sdk-node",
+      (name) =>
+        name !== "@opentelemetry/sdk-node" && name !== "@langchain/langgraph-checkpoint-postgres",
     );
     expect(peers).toContain("@langchain/core");
     for (const peer of peers) expect(firstBlock.split(/\s+/)).toContain(peer);

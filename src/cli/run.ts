@@ -1,8 +1,9 @@
 /**
- * `tool-call-resilience audit`: reads stored threads, reports what is broken in each, and with
- * `--fix` writes them repaired. Exit code 0 when every thread is clean (with `--fix`: when
- * everything found was fixed and written), 1 when problems were found (with `--fix`: when some are
- * left after fixing), 2 on bad usage or bad input (named with the file and line).
+ * `tool-call-resilience audit`: reads stored threads (from a file, standard input, or a LangGraph
+ * PostgreSQL checkpointer), reports what is broken in each, and with `--fix` writes them repaired
+ * (files only). Exit code 0 when every thread is clean (with `--fix`: when everything found was
+ * fixed and written), 1 when problems were found (with `--fix`: when some are left after fixing),
+ * 2 on bad usage or bad input (named with the file and line, or the redacted connection string).
  */
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
@@ -20,9 +21,17 @@ import {
   problemsLeft,
   problemsOf,
   THREAD_FORMATS,
+  type ThreadAudit,
   type ThreadFormat,
 } from "./audit-thread.js";
+import { redactConnectionString } from "./connection-string.js";
 import { type JsonLayout, jsonEvents } from "./json-stream.js";
+import {
+  type Checkpointer,
+  CheckpointerError,
+  openCheckpointer,
+  redactMessage,
+} from "./postgres.js";
 import { createProgress, type Progress } from "./progress.js";
 import { type InputThread, readThreads } from "./threads.js";
 
@@ -42,6 +51,7 @@ export const EXIT_BAD_INPUT = 2;
 
 /** The full `--help` text. */
 export const USAGE = `Usage: tool-call-resilience audit <file|-> [options]
+       tool-call-resilience audit --checkpointer <postgres-url> [--thread <id>] [options]
 
 Reads stored chat threads and reports the tool-call protocol breaks in each: calls without a
 result (dangling), calls whose arguments were cut off (invalid), results without a call
@@ -60,7 +70,18 @@ and skipped, and the threads after it are still audited. A file named .jsonl or 
 always JSONL; other input is JSONL unless its first value goes on past its first line, as in
 pretty-printed JSON, which is read as one document up to its first syntax error.
 
+--checkpointer reads a LangGraph PostgreSQL checkpointer instead (the tables PostgresSaver.setup()
+of @langchain/langgraph-checkpoint-postgres makes, schema "public"; install that package): the
+latest checkpoint of every thread of the root namespace, a page of thread ids at a time, its
+"messages" channel audited as the thread (a state without one is a thread with no messages). The
+sessions are read-only (default_transaction_read_only=on), and the report names the database
+with its password replaced by ***.
+
 Options:
+  --checkpointer <url>
+                     read this checkpointer (postgres://user:password@host:port/db) instead of a
+                     file, read-only; not with a file, --fix or --out
+  --thread <id>      with --checkpointer: only this thread (exit 2 if it has no checkpoint)
   --fix              write the repaired threads (needs --out), in the input's layout and formats
   --out <file>       where --fix writes; never the input file; not written if the input has errors
   --format <text|json>
@@ -70,7 +91,8 @@ Options:
   -v, --version      the version
 
 Exit codes: 0 no problems (with --fix: all fixed and written), 1 problems found (with --fix:
-problems left after fixing), 2 bad usage or bad input.
+problems left after fixing), 2 bad usage or bad input (with --checkpointer: a database that
+cannot be reached or read, is no checkpointer, or has no thread --thread names).
 `;
 
 /** What a usage error ends with: where the full usage is. */
@@ -81,7 +103,12 @@ class UsageError extends Error {
 }
 
 interface AuditArguments {
-  readonly input: string;
+  /** A file, or "-" for standard input; `undefined` with `checkpointer`. */
+  readonly input: string | undefined;
+  /** The connection string of a PostgreSQL checkpointer to read instead of a file. */
+  readonly checkpointer: string | undefined;
+  /** With `checkpointer`: the one thread to read. */
+  readonly thread: string | undefined;
   readonly fix: boolean;
   readonly out: string | undefined;
   readonly format: "text" | "json";
@@ -108,8 +135,39 @@ function parseAuditArguments(args: readonly string[]): AuditArguments | "help" |
   if (command === undefined) throw new UsageError("Missing the command: audit");
   if (command !== "audit")
     throw new UsageError(`Unknown command "${command}"; the command is audit`);
-  if (input === undefined)
-    throw new UsageError('Missing the input: a file, or "-" for standard input');
+  const checkpointer = values.checkpointer;
+  // A connection string is never echoed as given: it may hold a password.
+  if (input !== undefined && isConnectionString(input)) {
+    throw new UsageError(
+      checkpointer === undefined
+        ? "A connection string is read with --checkpointer <url>, not as a file"
+        : "--checkpointer reads the threads: give no file as well",
+    );
+  }
+  if (checkpointer !== undefined) {
+    if (!isConnectionString(checkpointer)) {
+      throw new UsageError(
+        "--checkpointer must be a PostgreSQL URL: postgres://user:password@host:port/db",
+      );
+    }
+    if (input !== undefined) {
+      throw new UsageError(
+        `--checkpointer reads the threads: give no file as well (found "${input}")`,
+      );
+    }
+    if (values.fix || values.out !== undefined) {
+      throw new UsageError(
+        "--fix and --out are not for --checkpointer: the audit reads a checkpointer, and never writes to it",
+      );
+    }
+  } else if (values.thread !== undefined) {
+    throw new UsageError("--thread is only for --checkpointer");
+  }
+  if (values.thread === "") throw new UsageError("--thread needs a thread id");
+  if (input === undefined && checkpointer === undefined)
+    throw new UsageError(
+      'Missing the input: a file, "-" for standard input, or --checkpointer <url>',
+    );
   if (extra.length > 0)
     throw new UsageError(`Unexpected argument "${extra[0]}": audit reads one input`);
   const format = values.format ?? "text";
@@ -120,7 +178,12 @@ function parseAuditArguments(args: readonly string[]): AuditArguments | "help" |
   if (!values.fix && values.out !== undefined) throw new UsageError("--out is only for --fix");
   if (values.out === "-")
     throw new UsageError("--out must be a file: the report goes to standard output");
-  if (values.out !== undefined && input !== "-" && resolve(values.out) === resolve(input)) {
+  if (
+    values.out !== undefined &&
+    input !== undefined &&
+    input !== "-" &&
+    resolve(values.out) === resolve(input)
+  ) {
     throw new UsageError("--out must not be the input file: it is read as a stream");
   }
   if (values.locale !== undefined && !isWellFormedLocale(values.locale)) {
@@ -128,10 +191,25 @@ function parseAuditArguments(args: readonly string[]): AuditArguments | "help" |
       `--locale must be a BCP 47 tag such as "de" or "pt-BR", not "${values.locale}"`,
     );
   }
-  return { input, fix: values.fix ?? false, out: values.out, format, locale: values.locale };
+  return {
+    input,
+    checkpointer,
+    thread: values.thread,
+    fix: values.fix ?? false,
+    out: values.out,
+    format,
+    locale: values.locale,
+  };
+}
+
+/** Whether an argument is a PostgreSQL connection string. */
+function isConnectionString(argument: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(argument);
 }
 
 const OPTIONS = {
+  checkpointer: { type: "string" },
+  thread: { type: "string" },
   fix: { type: "boolean" },
   out: { type: "string" },
   format: { type: "string" },
@@ -149,7 +227,8 @@ function layoutOfName(input: string): JsonLayout | undefined {
 interface ThreadEntry {
   readonly index: number;
   readonly id: string | undefined;
-  readonly line: number;
+  /** The line it starts on; `null` for a thread of a checkpointer. */
+  readonly line: number | null;
   readonly format: ThreadFormat;
   readonly problems: Partial<ProblemCounts>;
   /** With `--fix`: the problems the repaired thread still has. */
@@ -322,7 +401,8 @@ function describeProblems(counts: Partial<ProblemCounts>): string {
 
 function threadLabel(source: string, entry: ThreadEntry): string {
   const id = entry.id === undefined ? "" : ` "${entry.id}"`;
-  return `${source}:${entry.line}: thread ${entry.index}${id} (${entry.format})`;
+  const where = entry.line === null ? source : `${source}:${entry.line}`;
+  return `${where}: thread ${entry.index}${id} (${entry.format})`;
 }
 
 function zeroProblems(): ProblemCounts {
@@ -428,7 +508,8 @@ export async function runCli(
   try {
     parsed = parseAuditArguments(args);
   } catch (error) {
-    io.stderr.write(`tool-call-resilience: ${(error as Error).message}\n${USAGE_HINT}\n`);
+    const message = redactConnectionStrings((error as Error).message);
+    io.stderr.write(`tool-call-resilience: ${message}\n${USAGE_HINT}\n`);
     return EXIT_BAD_INPUT;
   }
   if (parsed === "help") {
@@ -439,7 +520,14 @@ export async function runCli(
     io.stdout.write(`${PACKAGE_VERSION}\n`);
     return EXIT_CLEAN;
   }
-  return audit(parsed, io);
+  return parsed.checkpointer === undefined
+    ? audit(parsed, io)
+    : auditCheckpointer(parsed, parsed.checkpointer, io);
+}
+
+/** A message with every PostgreSQL URL in it redacted (one given where no option takes it). */
+function redactConnectionStrings(message: string): string {
+  return message.replace(/postgres(?:ql)?:\/\/[^\s'"]+/gi, (url) => redactConnectionString(url));
 }
 
 /** Opens the input: standard input, or a file with its size for the progress bar. */
@@ -458,11 +546,79 @@ async function openInput(
   }
 }
 
+/** A thread to audit, from a file or a checkpointer. */
+interface ThreadToAudit {
+  readonly index: number;
+  readonly id: string | undefined;
+  /** The line it starts on; `null` for a thread of a checkpointer. */
+  readonly line: number | null;
+  readonly messages: readonly unknown[];
+}
+
+/**
+ * The audit of one thread after another: each is audited (and with `--fix` audited again as it
+ * will be written), counted in the summary, and reported when it has problems. What it returns
+ * is the audit, or `undefined` when the thread could not be audited (`fail` was told why).
+ */
+function threadAuditor(
+  report: Report,
+  options: AuditArguments,
+  fail: (error: AuditError) => Promise<void>,
+  /** The error message of a thread no reader takes. */
+  cannotAudit: (thread: ThreadToAudit, error: Error) => string,
+  /** The format of the first thread that does not tell its own. */
+  firstFallback?: ThreadFormat,
+): (thread: ThreadToAudit) => Promise<ThreadAudit | undefined> {
+  const summary = report.summary;
+  let lastFormat = firstFallback;
+  const repairOptions = options.locale === undefined ? {} : { locale: options.locale };
+  return async (thread) => {
+    let found: ThreadAudit;
+    let left: ProblemCounts | undefined;
+    try {
+      found = await auditThread(thread.messages, repairOptions, lastFormat);
+      if (options.fix) left = await problemsLeft(found, repairOptions);
+    } catch (error) {
+      // A message no reader takes (an unknown LangChain class, say): this thread only.
+      await fail({
+        file: report.source,
+        line: thread.line,
+        message: cannotAudit(thread, error as Error),
+      });
+      return undefined;
+    }
+    lastFormat = found.format;
+    summary.threads++;
+    summary.messages += thread.messages.length;
+    summary.formats[found.format]++;
+    if (found.repairs.length > 0) {
+      summary.threadsWithProblems++;
+      for (const problem of PROBLEMS) {
+        summary.problems[problem] += found.problems[problem];
+        if (left !== undefined && summary.remaining !== undefined) {
+          summary.remaining[problem] += left[problem];
+        }
+      }
+      report.thread({
+        index: thread.index,
+        id: thread.id,
+        line: thread.line,
+        format: found.format,
+        problems: nonZero(found.problems),
+        ...(left === undefined ? {} : { remaining: nonZero(left) }),
+        repairs: found.repairs,
+      });
+    }
+    return found;
+  };
+}
+
 async function audit(options: AuditArguments, io: CliIo): Promise<number> {
-  const source = options.input === "-" ? "<stdin>" : options.input;
+  const inputName = options.input ?? "-";
+  const source = inputName === "-" ? "<stdin>" : inputName;
   let input: Awaited<ReturnType<typeof openInput>>;
   try {
-    input = await openInput(options.input, io);
+    input = await openInput(inputName, io);
   } catch (error) {
     const report = new Report(source, options, io, createProgress(io.stderr, undefined));
     report.error({ file: source, line: null, message: (error as Error).message });
@@ -486,54 +642,24 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
       await fail({ file: options.out ?? source, line: null, message: (error as Error).message });
     }
   };
+  const auditNext = threadAuditor(
+    report,
+    options,
+    fail,
+    (thread, error) => `Thread ${thread.index} cannot be audited: ${error.message}`,
+  );
   report.start();
-  let lastFormat: ThreadFormat | undefined;
-  const repairOptions = options.locale === undefined ? {} : { locale: options.locale };
   try {
     const text = decoded(input.stream, (bytes) => progress.read(bytes));
-    const layout = layoutOfName(options.input);
+    const layout = layoutOfName(inputName);
     for await (const item of readThreads(jsonEvents(text, layout ? { layout } : {}))) {
       if (item.kind === "array-start") await write((writer) => writer.arrayStart());
       else if (item.kind === "array-end") await write((writer) => writer.arrayEnd());
       else if (item.kind === "error") {
         await fail({ file: source, line: item.line, message: item.message });
       } else {
-        let found: Awaited<ReturnType<typeof auditThread>>;
-        let left: ProblemCounts | undefined;
-        try {
-          found = await auditThread(item.messages, repairOptions, lastFormat);
-          if (options.fix) left = await problemsLeft(found, repairOptions);
-        } catch (error) {
-          // A message no reader takes (an unknown LangChain class, say): this thread only.
-          await fail({
-            file: source,
-            line: item.line,
-            message: `Thread ${item.index} cannot be audited: ${(error as Error).message}`,
-          });
-          continue;
-        }
-        lastFormat = found.format;
-        summary.threads++;
-        summary.messages += item.messages.length;
-        summary.formats[found.format]++;
-        if (found.repairs.length > 0) {
-          summary.threadsWithProblems++;
-          for (const problem of PROBLEMS) {
-            summary.problems[problem] += found.problems[problem];
-            if (left !== undefined && summary.remaining !== undefined) {
-              summary.remaining[problem] += left[problem];
-            }
-          }
-          report.thread({
-            index: item.index,
-            id: item.id,
-            line: item.line,
-            format: found.format,
-            problems: nonZero(found.problems),
-            ...(left === undefined ? {} : { remaining: nonZero(left) }),
-            repairs: found.repairs,
-          });
-        }
+        const found = await auditNext(item);
+        if (found === undefined) continue;
         await write((writer) => writer.thread(item, found.messages));
         progress.thread(summary.threads);
       }
@@ -547,6 +673,82 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
     } catch (error) {
       await fail({ file: options.out ?? source, line: null, message: (error as Error).message });
     }
+  }
+  report.finish();
+  return report.exitCode();
+}
+
+/** How the report names a thread of a checkpointer in an error: its position and its id. */
+function checkpointerThreadName(index: number, id: string | undefined): string {
+  return id === undefined ? `Thread ${index}` : `Thread ${index} ${JSON.stringify(id)}`;
+}
+
+/**
+ * `--checkpointer`: the latest checkpoint of each thread of a PostgreSQL checkpointer, read-only,
+ * through the same audit and report as a file's threads. The report names the database by its
+ * connection string with the password redacted, each thread by its `thread_id`, with no line.
+ */
+async function auditCheckpointer(options: AuditArguments, url: string, io: CliIo): Promise<number> {
+  const source = redactConnectionString(url);
+  const failed = (error: unknown) => ({
+    file: source,
+    line: null,
+    // A CheckpointerError is redacted already; anything else is redacted here.
+    message: redactMessage(error instanceof Error ? error.message : String(error), url),
+  });
+  let checkpointer: Checkpointer;
+  try {
+    checkpointer = await openCheckpointer(url);
+  } catch (error) {
+    const report = new Report(source, options, io, createProgress(io.stderr, undefined));
+    report.error(failed(error));
+    report.finish();
+    return report.exitCode();
+  }
+  // A bar needs the number of threads, a query of its own: only for a terminal.
+  let total: number | undefined;
+  let countFailure: unknown;
+  if (io.stderr.isTTY === true) {
+    try {
+      total = await checkpointer.count(options.thread);
+    } catch (error) {
+      countFailure = error;
+    }
+  }
+  const progress = createProgress(io.stderr, total);
+  const report = new Report(source, options, io, progress);
+  try {
+    if (countFailure !== undefined) throw countFailure;
+    const fail = async (error: AuditError) => report.error(error);
+    const auditNext = threadAuditor(
+      report,
+      options,
+      fail,
+      (thread, error) =>
+        `${checkpointerThreadName(thread.index, thread.id)} cannot be audited: ${redactMessage(error.message, url)}`,
+      // Threads of a checkpointer are LangChain messages, even one of text alone.
+      "langchain",
+    );
+    report.start();
+    let read = 0;
+    for await (const item of checkpointer.threads(options.thread)) {
+      if (item.kind === "error") {
+        await fail({
+          file: source,
+          line: null,
+          message: `${checkpointerThreadName(item.index, item.id)} ${item.message}`,
+        });
+      } else await auditNext({ ...item, line: null });
+      read++;
+      progress.read(read);
+      progress.thread(report.summary.threads);
+    }
+  } catch (error) {
+    report.error(
+      failed(error instanceof CheckpointerError ? error : `cannot be read: ${String(error)}`),
+    );
+  } finally {
+    await checkpointer.close();
   }
   report.finish();
   return report.exitCode();

@@ -628,7 +628,7 @@ describe("audit: a usage error is one line, and the way to the help", () => {
   it.each([
     [[], "Missing the command: audit"],
     [["check", "x"], 'Unknown command "check"; the command is audit'],
-    [["audit"], 'Missing the input: a file, or "-" for standard input'],
+    [["audit"], 'Missing the input: a file, "-" for standard input, or --checkpointer <url>'],
     [["audit", "a", "b"], 'Unexpected argument "b": audit reads one input'],
     [["audit", "a", "--fix"], "--fix needs --out <file>"],
     [["audit", "a", "--out", "b"], "--out is only for --fix"],
@@ -647,6 +647,15 @@ describe("audit: a usage error is one line, and the way to the help", () => {
     ],
     [["audit", "a", "--frobnicate"], "Unknown option '--frobnicate'"],
     [["audit", "a", "--out"], "Option '--out <value>' argument missing"],
+    [["audit", "a", "--thread", "t1"], "--thread is only for --checkpointer"],
+    [
+      ["audit", "--checkpointer", "postgres://h/db", "--fix", "--out", "b"],
+      "--fix and --out are not for --checkpointer: the audit reads a checkpointer, and never writes to it",
+    ],
+    [
+      ["audit", "a", "--checkpointer", "postgres://h/db"],
+      '--checkpointer reads the threads: give no file as well (found "a")',
+    ],
   ])("%j", async (args, message) => {
     const run = await audit(args);
     expect(run).toEqual({
@@ -662,8 +671,11 @@ describe("audit: a usage error is one line, and the way to the help", () => {
       expect(run).toEqual({ code: 0, stdout: USAGE, stderr: "" });
     }
     expect(USAGE).toContain("Usage: tool-call-resilience audit <file|-> [options]");
+    expect(USAGE).toContain(
+      "tool-call-resilience audit --checkpointer <postgres-url> [--thread <id>] [options]",
+    );
     expect(USAGE.replace(/\n/g, " ")).toContain(
-      "Exit codes: 0 no problems (with --fix: all fixed and written), 1 problems found (with --fix: problems left after fixing), 2 bad usage or bad input.",
+      "Exit codes: 0 no problems (with --fix: all fixed and written), 1 problems found (with --fix: problems left after fixing), 2 bad usage or bad input (with --checkpointer: a database that cannot be reached or read, is no checkpointer, or has no thread --thread names).",
     );
   });
 });

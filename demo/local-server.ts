@@ -2,7 +2,9 @@
  * A server binary run for the demo and the tests (Prometheus, Alertmanager, PostgreSQL): started
  * on 127.0.0.1 in a temporary folder of its own, with its output in a log there, ready once it
  * answers `/-/ready` (or another check of its own), and stopped by its PID, folder removed.
- * Whatever way this process ends, the server does not outlive it.
+ * Whatever way this process ends, short of SIGKILL (which no process can act on), the server does
+ * not outlive it. It runs in a process group of its own, so a Ctrl-C at the terminal reaches this
+ * process alone, which stops the server in its own time.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import {
@@ -131,6 +133,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const stopSignal = options.stopSignal ?? "SIGTERM";
   const child = spawn(options.binary, [...args], {
     stdio: ["ignore", output, output],
+    // Its own process group: a Ctrl-C meant for this process must not stop it under our feet.
+    detached: true,
     // In its folder, since where this process is may be closed to that user.
     ...(options.user === undefined
       ? {}
@@ -145,7 +149,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       return "";
     }
   };
-  // A last resort: whatever way this process ends, the server does not outlive it.
+  // A last resort: whatever way this process ends (but SIGKILL), the server does not outlive it.
   const killOnExit = () => {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
       process.kill(child.pid, stopSignal);

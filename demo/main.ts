@@ -6,19 +6,15 @@
 import { writeFileSync } from "node:fs";
 import { danglingToolCallMiddleware, ToolCallResilienceError } from "tool-call-resilience";
 import { type ServedTelemetryHandle, startTelemetry } from "tool-call-resilience/setup";
+import { redactMessage } from "../src/cli/connection-string.js";
 import { scrape } from "./exposition.js";
 import { createFleet } from "./fleet.js";
-import { DemoOptionsError, HELP, parseDemoOptions } from "./options.js";
-import {
-  findOnPath,
-  PrometheusPortTakenError,
-  type PrometheusServer,
-  SCRAPE_JOB,
-  startPrometheus,
-} from "./prometheus-server.js";
+import { DemoOptionsError, HELP, interruptRateAt, parseDemoOptions } from "./options.js";
+import { type PrometheusServer, SCRAPE_JOB, startDemoPrometheus } from "./prometheus-server.js";
 import { spanPrinter } from "./span-printer.js";
-import { startStatusDisplay } from "./status.js";
+import { burstNotice, startStatusDisplay } from "./status.js";
 import { disagreements, type Figures, figuresFrom, formatSummary } from "./summary.js";
+import { runWorkersDemo } from "./workers-demo.js";
 
 const STATUS_EVERY_MS = 1_000;
 
@@ -66,6 +62,27 @@ try {
   throw error;
 }
 
+if (settings.workers !== undefined) {
+  // The fleet of worker processes: each worker builds its own middleware (the one above checked
+  // the options) and telemetry.
+  let code: number;
+  try {
+    code = await runWorkersDemo({
+      settings: { ...settings, workers: settings.workers },
+      display: startStatusDisplay(process.stderr),
+      cancel: cancel.signal,
+      noMoreRuns,
+    });
+  } catch (error) {
+    if (error instanceof DemoOptionsError) fail(error.message, 2);
+    if (cancel.signal.aborted) process.exit(130);
+    const text = `The demo failed: ${(error as Error).stack ?? String(error)}`;
+    const given = settings.postgres;
+    fail(given === undefined ? text : redactMessage(text, given), 1);
+  }
+  process.exit(code);
+}
+
 const display = startStatusDisplay(process.stderr);
 let telemetry: ServedTelemetryHandle;
 try {
@@ -89,42 +106,20 @@ let exitCode = 0;
 try {
   console.log(`Metrics: ${telemetry.metricsUrl}`);
   if (settings.otlp !== undefined) console.log(`OTLP: pushing the metrics to ${settings.otlp}`);
-  if (settings.prometheus) {
-    const binary = findOnPath("prometheus");
-    if (binary === undefined) {
-      console.log("--prometheus: no prometheus binary on the PATH; going on without it.");
-    } else {
-      try {
-        prometheus = await startPrometheus({
-          binary,
-          port: settings.prometheusPort,
-          targets: [new URL(telemetry.metricsUrl).host],
-          signal: cancel.signal,
-        });
-      } catch (error) {
-        if (!(error instanceof PrometheusPortTakenError)) throw error;
-        // Installing Debian's package may have started its own Prometheus on 9090.
-        throw new DemoOptionsError(
-          `--prometheus-port ${error.port} is taken (by another Prometheus?); choose another one`,
-        );
-      }
-      console.log(`Prometheus: ${prometheus.url} (PID ${prometheus.pid}), with the shipped rules`);
-      console.log(`  alerts: ${prometheus.url}/alerts`);
-    }
-  }
+  prometheus = await startDemoPrometheus(
+    settings,
+    [new URL(telemetry.metricsUrl).host],
+    cancel.signal,
+  );
 
   const startedAt = Date.now();
   const elapsed = () => (Date.now() - startedAt) / 1000;
-  const inSpike = () =>
-    settings.spikeAt !== undefined &&
-    elapsed() >= settings.spikeAt &&
-    elapsed() < settings.spikeAt + settings.spikeLength;
   const fleet = createFleet({
     threads: settings.threads,
     concurrency: settings.concurrency,
     turns: settings.turns,
     seed: settings.seed,
-    interruptRate: () => (inSpike() ? settings.spikeRate : settings.interruptRate),
+    interruptRate: () => interruptRateAt(settings, elapsed()),
     middleware: [middleware],
   });
   const totalRuns = settings.turns === undefined ? undefined : settings.turns * settings.threads;
@@ -134,14 +129,9 @@ try {
       totalRuns === undefined ? 0 : fleet.truth.runs / totalRuns,
     );
   let latest: Figures | undefined;
-  let spikeShown = false;
+  const noticeBurst = burstNotice(settings, display);
   const refresh = async () => {
-    if (inSpike() && !spikeShown) {
-      spikeShown = true;
-      display.log(
-        `Burst of interruptions: ${Math.round(settings.spikeRate * 100)}% of runs for ${settings.spikeLength} s`,
-      );
-    }
+    noticeBurst(elapsed());
     latest = figuresFrom(await scrape(telemetry.metricsUrl));
     display.update(progress(), {
       threads: fleet.truth.threads,

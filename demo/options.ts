@@ -3,6 +3,7 @@
  * value into a message naming the option instead of a confusing run.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { redactConnectionString } from "../src/cli/connection-string.js";
 
 /** The demo's settings, after defaults and checks. */
 export interface DemoOptions {
@@ -40,6 +41,17 @@ export interface DemoOptions {
   readonly hold: boolean;
   /** Write the summary and the scripts' ground truth as JSON to this file. */
   readonly report: string | undefined;
+  /**
+   * Worker processes over one PostgreSQL checkpointer, or `undefined` for the whole fleet in this
+   * process over a `MemorySaver`.
+   */
+  readonly workers: number | undefined;
+  /** The PostgreSQL server the workers share, or `undefined` for a throwaway local cluster. */
+  readonly postgres: string | undefined;
+  /** The middleware's `persist` option (`--no-persist` turns it off). */
+  readonly persist: boolean;
+  /** Seconds into the run at which one worker is killed with SIGKILL, or `undefined` for none. */
+  readonly killAt: number | undefined;
 }
 
 /** A command-line value the demo cannot use; the message names the option. */
@@ -51,7 +63,8 @@ export class DemoOptionsError extends Error {
 export const HELP = `Usage: npm start -- [options]
 
 Runs a simulated fleet of LangChain.js agents (createAgent, MemorySaver, fake tool-calling models
-named like OpenAI, Anthropic and Gemini models, tools with latency). A share of runs is interrupted
+named like OpenAI, Anthropic and Gemini models, tools with latency), in this process, or with
+--workers in worker processes over one PostgreSQL checkpointer. A share of runs is interrupted
 the way production runs are: the user presses stop while tools run, a request times out, or an
 approval interrupt() is left unanswered. Each thread then goes on with a new user message, so
 dangling tool calls arise for real and the tool-call-resilience middleware repairs them. Metrics
@@ -72,7 +85,7 @@ Options:
   --locale <tag>        language of the placeholder text, e.g. de, fr, ja (default en)
   --seed <n>            seed of every script; the same seed gives the same conversations (default 1)
   --port <n>            port of the metrics endpoint on 127.0.0.1 (default 9464)
-  --traces              print one line per repair_tool_calls span
+  --traces              print one line per repair_tool_calls span (not with --workers)
   --otlp <url>          also push the metrics over OTLP/HTTP, every second, to this base URL:
                         a Collector (http://localhost:4318) or Prometheus's OTLP receiver
                         (http://localhost:9090/api/v1/otlp)
@@ -82,6 +95,20 @@ Options:
   --hold                keep serving metrics after the fleet stops, until Ctrl-C
                         (implied by --prometheus)
   --report <file>       also write the summary and the scripts' ground truth as JSON
+  --workers <n>         run the agents in n worker processes over one PostgreSQL checkpointer
+                        (@langchain/langgraph-checkpoint-postgres); each turn goes to the least
+                        busy worker, so threads move between workers; worker k serves its metrics
+                        on --port + k - 1, and --prometheus scrapes them all
+  --postgres <url>      the PostgreSQL server to use (postgres://user@host:port/db, the password
+                        in PGPASSWORD or ~/.pgpass rather than on the command line); its
+                        checkpointer tables are created if missing. Default: a throwaway local
+                        cluster (Debian's postgresql binaries), started for the run, stopped after
+  --no-persist          run the middleware without persist, to measure what the fleet's counters
+                        then count more than happened
+  --kill-at <s>         kill one worker with SIGKILL this many seconds in, and start a new one in
+                        its place; without it, 2 or more workers lose one half-way through
+                        --duration
+  --no-kill             kill no worker
   --help                show this text
 
 Ctrl-C stops the fleet, prints the summary and closes every server.
@@ -90,7 +117,29 @@ Examples:
   npm start
   npm start -- --duration 1320 --spike-at 600 --prometheus
   npm start -- --threads 5 --turns 3 --traces --locale de
-  npm start -- --otlp http://localhost:4318`;
+  npm start -- --otlp http://localhost:4318
+  npm start -- --workers 3
+  npm start -- --workers 3 --no-persist --prometheus`;
+
+/** Whether the burst of interruptions (`--spike-at`) is on, this many seconds into the run. */
+export function inSpike(
+  settings: Pick<DemoOptions, "spikeAt" | "spikeLength">,
+  elapsedSeconds: number,
+): boolean {
+  return (
+    settings.spikeAt !== undefined &&
+    elapsedSeconds >= settings.spikeAt &&
+    elapsedSeconds < settings.spikeAt + settings.spikeLength
+  );
+}
+
+/** The share of runs interrupted this many seconds into the run: the burst's, or the usual one. */
+export function interruptRateAt(
+  settings: Pick<DemoOptions, "spikeAt" | "spikeLength" | "spikeRate" | "interruptRate">,
+  elapsedSeconds: number,
+): number {
+  return inSpike(settings, elapsedSeconds) ? settings.spikeRate : settings.interruptRate;
+}
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
@@ -115,6 +164,17 @@ function numberOption(
   return value;
 }
 
+function postgresOption(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\/[^/\s]/.test(raw) || !URL.canParse(raw)) {
+    // The value may hold a password: the message does not repeat it.
+    throw new DemoOptionsError(
+      "--postgres must be a postgres:// or postgresql:// URL, such as postgres://user:password@localhost:5432/db",
+    );
+  }
+  return raw;
+}
+
 function urlOption(name: string, raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (!/^https?:\/\/[^/\s]/.test(raw) || !URL.canParse(raw)) {
@@ -134,15 +194,53 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions | "help" 
   try {
     parsed = parse(args);
   } catch (error) {
-    throw new DemoOptionsError(`${(error as Error).message}; see --help`);
+    // An argument put where no option takes it may be a connection string: never repeat its
+    // password.
+    const message = (error as Error).message.replace(/postgres(?:ql)?:\/\/[^\s'"]+/g, (url) =>
+      redactConnectionString(url),
+    );
+    throw new DemoOptionsError(`${message}; see --help`);
   }
   const { values } = parsed;
   if (values.help === true) return "help";
   // The middleware checks the tag itself, when the demo builds it.
   const locale = values.locale ?? "en";
   const prometheus = values.prometheus === true;
+  const duration = numberOption("duration", values.duration, 60, { min: 1, max: 2_147_483 });
+  const workers =
+    values.workers === undefined
+      ? undefined
+      : numberOption("workers", values.workers, 1, { integer: true, min: 1, max: 64 });
+  const postgres = postgresOption(values.postgres);
+  for (const [name, given] of [
+    ["postgres", postgres !== undefined],
+    ["no-persist", values["no-persist"] === true],
+    ["kill-at", values["kill-at"] !== undefined],
+    ["no-kill", values["no-kill"] === true],
+  ] as const) {
+    if (given && workers === undefined) {
+      throw new DemoOptionsError(`--${name} needs --workers: it is about the fleet of workers`);
+    }
+  }
+  if (values.traces === true && workers !== undefined) {
+    throw new DemoOptionsError(
+      "--traces prints the spans of the demo's own process; the workers of --workers have their own",
+    );
+  }
+  if (values["kill-at"] !== undefined && values["no-kill"] === true) {
+    throw new DemoOptionsError("--kill-at and --no-kill contradict each other; give one");
+  }
+  const killAt =
+    workers === undefined || workers < 2 || values["no-kill"] === true
+      ? undefined
+      : values["kill-at"] === undefined
+        ? duration / 2
+        : numberOption("kill-at", values["kill-at"], 0, { min: 0, max: 2_147_483 });
+  if (values["kill-at"] !== undefined && workers !== undefined && workers < 2) {
+    throw new DemoOptionsError("--kill-at needs --workers 2 or more: one worker must go on");
+  }
   return {
-    duration: numberOption("duration", values.duration, 60, { min: 1, max: 2_147_483 }),
+    duration,
     threads: numberOption("threads", values.threads, 40, { integer: true, min: 1, max: 100_000 }),
     concurrency: numberOption("concurrency", values.concurrency, 8, {
       integer: true,
@@ -176,6 +274,10 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions | "help" 
     }),
     hold: prometheus || values.hold === true,
     report: values.report,
+    workers,
+    postgres,
+    persist: values["no-persist"] !== true,
+    killAt,
   };
 }
 
@@ -201,6 +303,11 @@ export const DEMO_OPTIONS = {
   "prometheus-port": { type: "string" },
   hold: { type: "boolean" },
   report: { type: "string" },
+  workers: { type: "string" },
+  postgres: { type: "string" },
+  "no-persist": { type: "boolean" },
+  "kill-at": { type: "string" },
+  "no-kill": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const satisfies NonNullable<ParseArgsConfig["options"]>;
 

@@ -2,7 +2,7 @@
  * A throwaway PostgreSQL cluster for the demo and the tests: a new cluster (`initdb`) in a
  * temporary folder, its superuser `postgres` with a random password, served by `postgres` on a
  * free port of 127.0.0.1, and stopped by its PID (a fast shutdown), folder removed. Whatever way
- * this process ends, the server does not outlive it.
+ * this process ends, short of SIGKILL, the server does not outlive it.
  *
  * PostgreSQL refuses to run as root: as root, the cluster is made and served by the `postgres`
  * system user (which Debian's `postgresql` package creates).
@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import { accessSync, constants, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import pg from "pg";
-import { redactConnectionString } from "../src/cli/connection-string.js";
+import { redactMessage } from "../src/cli/connection-string.js";
 import {
   chownTree,
   freePort,
@@ -58,7 +58,7 @@ export interface PostgresServer extends LocalServer {
   /**
    * The superuser's URL, password included:
    * `postgres://postgres:<password>@127.0.0.1:<port>/postgres`. Print it through
-   * {@link redactConnectionString}.
+   * `redactConnectionString` (`src/cli/connection-string.ts`).
    */
   readonly url: string;
 }
@@ -247,10 +247,10 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
   if (binaries === undefined) throw new PostgresNotFoundError(options.search);
   const user = serverUser();
   const password = randomBytes(24).toString("hex");
-  const hidden = (text: string) => text.replaceAll(password, "***");
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+    const hidden = (text: string) => redactMessage(text, url);
     try {
       return await startLocalServer({
         name: "postgres",
@@ -271,7 +271,7 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
         ready: () =>
           selectOne(url).catch((error: unknown) => {
             throw new Error(
-              `${redactConnectionString(url)}: ${hidden(error instanceof Error ? error.message : String(error))}`,
+              hidden(`${url}: ${error instanceof Error ? error.message : String(error)}`),
             );
           }),
         // A fast shutdown: it ends the sessions rather than waiting for them.

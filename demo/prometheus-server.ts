@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { bundleConfig } from "../dashboards/generator/config.js";
 import { type LocalServer, startLocalServer } from "./local-server.js";
+import { type DemoOptions, DemoOptionsError } from "./options.js";
 
 /** The shipped rule files, recording rules first. */
 export const SHIPPED_RULE_FILES: readonly string[] = Object.freeze(
@@ -147,4 +148,86 @@ export async function startPrometheus(options: PrometheusServerOptions): Promise
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
+}
+
+/**
+ * Starts Prometheus for the demo when `--prometheus` asks for it and the binary is on the `PATH`,
+ * scraping these targets, and prints where it is; `undefined` otherwise.
+ *
+ * @throws {DemoOptionsError} when `--prometheus-port` is taken
+ */
+export async function startDemoPrometheus(
+  settings: Pick<DemoOptions, "prometheus" | "prometheusPort">,
+  targets: readonly string[],
+  signal: AbortSignal,
+): Promise<PrometheusServer | undefined> {
+  if (!settings.prometheus) return undefined;
+  const binary = findOnPath("prometheus");
+  if (binary === undefined) {
+    console.log("--prometheus: no prometheus binary on the PATH; going on without it.");
+    return undefined;
+  }
+  let prometheus: PrometheusServer;
+  try {
+    prometheus = await startPrometheus({
+      binary,
+      port: settings.prometheusPort,
+      targets,
+      signal,
+    });
+  } catch (error) {
+    if (!(error instanceof PrometheusPortTakenError)) throw error;
+    // Installing Debian's package may have started its own Prometheus on 9090.
+    throw new DemoOptionsError(
+      `--prometheus-port ${error.port} is taken (by another Prometheus?); choose another one`,
+    );
+  }
+  console.log(`Prometheus: ${prometheus.url} (PID ${prometheus.pid}), with the shipped rules`);
+  console.log(`  alerts: ${prometheus.url}/alerts`);
+  return prometheus;
+}
+
+/**
+ * An instant query's samples by their `instance` label (`""` for a sample without one, such as a
+ * plain `sum`).
+ *
+ * @throws {Error} when Prometheus does not answer with a vector
+ */
+export async function queryByInstance(
+  prometheusUrl: string,
+  query: string,
+): Promise<Map<string, number>> {
+  const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(query)}`);
+  const body = (await response.json()) as {
+    status?: string;
+    error?: string;
+    data?: { result?: { metric: { instance?: string }; value: [number, string] }[] };
+  };
+  if (body.status !== "success") throw new Error(`${query}: ${body.error ?? response.status}`);
+  return new Map(
+    (body.data?.result ?? []).map((entry) => [entry.metric.instance ?? "", Number(entry.value[1])]),
+  );
+}
+
+/**
+ * Waits until Prometheus has scraped each of these targets successfully (`up` is 1), so that
+ * what it shows of a process starts with the process.
+ *
+ * @throws {Error} after `timeoutMs`, naming the targets it has not scraped
+ */
+export async function scrapedAtLeastOnce(
+  prometheusUrl: string,
+  targets: readonly string[],
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const up = await queryByInstance(prometheusUrl, `up{job="${SCRAPE_JOB}"}`);
+    const missing = targets.filter((target) => up.get(target) !== 1);
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`Prometheus has not scraped ${missing.join(", ")} in ${timeoutMs / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

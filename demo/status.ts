@@ -5,6 +5,7 @@
  * tear the bar.
  */
 import cliProgress from "cli-progress";
+import { type DemoOptions, inSpike } from "./options.js";
 
 /** The figures of the status line. */
 export interface StatusFigures {
@@ -83,5 +84,23 @@ export function startStatusDisplay(stream: NodeJS.WriteStream): StatusDisplay {
     stop() {
       bars.stop();
     },
+  };
+}
+
+/**
+ * A function to call on each refresh of the status: the first time it finds the burst of
+ * interruptions (`--spike-at`) on, it says so on the display.
+ */
+export function burstNotice(
+  settings: Pick<DemoOptions, "spikeAt" | "spikeLength" | "spikeRate">,
+  display: Pick<StatusDisplay, "log">,
+): (elapsedSeconds: number) => void {
+  let shown = false;
+  return (elapsedSeconds) => {
+    if (shown || !inSpike(settings, elapsedSeconds)) return;
+    shown = true;
+    display.log(
+      `Burst of interruptions: ${Math.round(settings.spikeRate * 100)}% of runs for ${settings.spikeLength} s`,
+    );
   };
 }

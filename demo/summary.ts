@@ -38,9 +38,10 @@ function rows(
   label: string,
   providerOf?: (name: string) => string | undefined,
 ): SummaryRow[] {
+  // A model (or tool) may have dangling calls in a scrape without tool calls: a process that only
+  // answered calls others had issued.
   const names = new Set(
-    exposition
-      .find(series.toolCalls)
+    [...exposition.find(series.toolCalls), ...exposition.find(series.danglingToolCalls)]
       .map((sample) => sample.labels[label])
       .filter((name): name is string => name !== undefined),
   );
@@ -66,7 +67,10 @@ function rows(
  */
 export function figuresFrom(exposition: Exposition): Figures {
   const providerOf = (model: string) =>
-    exposition.find(series.toolCalls, { [labels.model]: model })[0]?.labels[labels.provider];
+    [
+      ...exposition.find(series.toolCalls, { [labels.model]: model }),
+      ...exposition.find(series.danglingToolCalls, { [labels.model]: model }),
+    ][0]?.labels[labels.provider];
   return {
     modelCalls: exposition.sum(series.modelCalls),
     repairedModelCalls: exposition.sum(series.modelCalls, {

@@ -52,3 +52,38 @@ export function redactConnectionString(url: string): string {
   parsed.search = search;
   return parsed.href;
 }
+
+/**
+ * The password of a connection string, as written and decoded; none shorter than 4 characters,
+ * which would match inside ordinary words (no message of `pg` or PostgreSQL quotes a password).
+ */
+function passwordsOf(url: string): string[] {
+  const passwords: string[] = [];
+  try {
+    const parsed = new URL(url);
+    passwords.push(parsed.password, parsed.searchParams.get("password") ?? "");
+  } catch {
+    passwords.push(/^[^:]*:\/\/[^:@/]*:(.*)@[^@]*$/s.exec(url)?.[1] ?? "");
+  }
+  const decoded = passwords.map((password) => {
+    try {
+      return decodeURIComponent(password);
+    } catch {
+      return password;
+    }
+  });
+  return [...new Set([...passwords, ...decoded])]
+    .filter((secret) => secret.length >= 4)
+    .sort((a, b) => b.length - a.length);
+}
+
+/**
+ * A message fit to print: the connection string in it replaced by its redacted form
+ * ({@link redactConnectionString}), then every other occurrence of its password (as written and
+ * percent-decoded, from the user info or a `password` parameter) replaced by `***`.
+ */
+export function redactMessage(message: string, url: string): string {
+  let redacted = message.split(url).join(redactConnectionString(url));
+  for (const secret of passwordsOf(url)) redacted = redacted.split(secret).join("***");
+  return redacted;
+}

@@ -9,7 +9,7 @@
  * it is imported only when a checkpointer is read.
  */
 import { createRequire } from "node:module";
-import { redactConnectionString } from "./connection-string.js";
+import { redactConnectionString, redactMessage } from "./connection-string.js";
 
 /** How many thread ids one listing query reads. */
 export const THREAD_PAGE_SIZE = 500;
@@ -138,41 +138,6 @@ async function loadModules(): Promise<Modules> {
   }
   const Pool = "Pool" in pg ? pg.Pool : pg.default.Pool;
   return { PostgresSaver: saverModule.PostgresSaver, Pool };
-}
-
-/**
- * The password of a connection string, as written and decoded; none shorter than 4 characters,
- * which would match inside ordinary words (no message of `pg` or PostgreSQL quotes a password).
- */
-function passwordsOf(url: string): string[] {
-  const passwords: string[] = [];
-  try {
-    const parsed = new URL(url);
-    passwords.push(parsed.password, parsed.searchParams.get("password") ?? "");
-  } catch {
-    passwords.push(/^[^:]*:\/\/[^:@/]*:(.*)@[^@]*$/s.exec(url)?.[1] ?? "");
-  }
-  const decoded = passwords.map((password) => {
-    try {
-      return decodeURIComponent(password);
-    } catch {
-      return password;
-    }
-  });
-  return [...new Set([...passwords, ...decoded])]
-    .filter((secret) => secret.length >= 4)
-    .sort((a, b) => b.length - a.length);
-}
-
-/**
- * A message fit to print: the connection string in it replaced by its redacted form
- * ({@link redactConnectionString}), then every other occurrence of its password (as written and
- * percent-decoded, from the user info or a `password` parameter) replaced by `***`.
- */
-export function redactMessage(message: string, url: string): string {
-  let redacted = message.split(url).join(redactConnectionString(url));
-  for (const secret of passwordsOf(url)) redacted = redacted.split(secret).join("***");
-  return redacted;
 }
 
 /**

@@ -24,14 +24,9 @@ import {
   type ThreadAudit,
   type ThreadFormat,
 } from "./audit-thread.js";
-import { redactConnectionString } from "./connection-string.js";
+import { redactConnectionString, redactMessage } from "./connection-string.js";
 import { type JsonLayout, jsonEvents } from "./json-stream.js";
-import {
-  type Checkpointer,
-  CheckpointerError,
-  openCheckpointer,
-  redactMessage,
-} from "./postgres.js";
+import { type Checkpointer, CheckpointerError, openCheckpointer } from "./postgres.js";
 import { createProgress, type Progress } from "./progress.js";
 import { type InputThread, readThreads } from "./threads.js";
 

@@ -1,26 +1,18 @@
 /**
  * `npm start`: the demo as a user runs it, a child process on a free port, stopped by its PID when
- * a test ends.
- *
- * The child is `node --import tsx demo/main.ts`, one process whose PID is the demo's. Under the
- * `tsx` command the demo would run in a grandchild, and tsx relays a SIGINT by sending it again
- * (and then SIGKILL, exit 130) when the demo does not acknowledge it within 30 ms, which a busy
- * fleet often does not: Ctrl-C would then end the demo without its summary.
+ * a test ends (`test/helpers/demo.ts` says how it is started).
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { scrape } from "../../demo/exposition.js";
 import { FLEET_MODELS, FLEET_TOOL_NAMES, type GroundTruth } from "../../demo/fleet.js";
 import { HELP } from "../../demo/options.js";
 import { disagreements, type Figures, figuresFrom, formatSummary } from "../../demo/summary.js";
-import { freePort } from "../helpers/prometheus.js";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
+import { printed, runDemo, startDemo, stopDemos } from "../helpers/demo.js";
+import { freePort, isListening } from "../helpers/prometheus.js";
 
 const AGREEMENT =
   "The counters agree with the scripts' ground truth for every model and every tool.";
@@ -29,87 +21,7 @@ const AGREEMENT =
 // Bounded by turns, not by time: the outcome depends on the seed alone, however busy the machine.
 const SHORT_RUN = ["--duration", "120", "--threads", "6", "--turns", "3"];
 
-interface Demo {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  stdout(): string;
-  stderr(): string;
-  /** Resolves once the process exited and its output is read to the end. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const running = new Set<Demo>();
-
-function startDemo(args: readonly string[]): Demo {
-  const env = { ...process.env };
-  delete env.OTEL_SDK_DISABLED;
-  const child = spawn(process.execPath, ["--import", "tsx", "demo/main.ts", ...args], {
-    cwd: root,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
-    (resolve, reject) => {
-      child.once("error", reject);
-      child.once("close", (code, signal) => resolve({ code, signal }));
-    },
-  );
-  if (child.pid === undefined) throw new Error("the demo did not start");
-  const demo = { child, pid: child.pid, stdout: () => stdout, stderr: () => stderr, exited };
-  running.add(demo);
-  void exited.finally(() => running.delete(demo)).catch(() => undefined);
-  return demo;
-}
-
-/** Runs the demo to its end. */
-async function runDemo(args: readonly string[]) {
-  const demo = startDemo(args);
-  const { code } = await demo.exited;
-  return { code, stdout: demo.stdout(), stderr: demo.stderr() };
-}
-
-/** Waits until the demo printed `text` on stdout; fails early if it exits first. */
-async function printed(demo: Demo, text: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let done = false;
-  void demo.exited.then(() => {
-    done = true;
-  });
-  while (!demo.stdout().includes(text)) {
-    if (done || Date.now() > deadline) {
-      throw new Error(
-        `the demo did not print ${JSON.stringify(text)}\nstdout:\n${demo.stdout()}\nstderr:\n${demo.stderr()}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Whether something on 127.0.0.1 accepts connections on this port. */
-function isListening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(true));
-    server.listen({ host: "127.0.0.1", port }, () => server.close(() => resolve(false)));
-  });
-}
-
-afterEach(async () => {
-  for (const demo of running) {
-    if (demo.child.exitCode === null && demo.child.signalCode === null) {
-      process.kill(demo.pid, "SIGKILL");
-    }
-    await demo.exited.catch(() => undefined);
-  }
-});
+afterEach(stopDemos);
 
 describe("npm start", () => {
   describe("a short run", () => {

@@ -15,6 +15,7 @@ import {
   FLEET_TOOL_NAMES,
   type Fleet,
   type FleetSettings,
+  totalOf,
 } from "../../demo/fleet.js";
 import {
   ATTR_GEN_AI_PROVIDER_NAME,
@@ -126,12 +127,6 @@ async function countedByModelAndTool(
   return counts;
 }
 
-function total(counts: CountsByModelAndTool): number {
-  return Object.values(counts)
-    .flatMap((byTool) => Object.values(byTool))
-    .reduce((sum, count) => sum + count, 0);
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("the demo's fleet", () => {
@@ -153,7 +148,7 @@ describe("the demo's fleet", () => {
   describe("ground truth", () => {
     it("counts the tool calls each model issued, per tool, exactly as the library's counter does", async () => {
       const { fleet, metrics } = small;
-      expect(total(fleet.truth.toolCalls)).toBeGreaterThan(0);
+      expect(totalOf(fleet.truth.toolCalls)).toBeGreaterThan(0);
       expect(await countedByModelAndTool(metrics, METRIC_TOOL_CALLS)).toEqual(
         fleet.truth.toolCalls,
       );
@@ -177,7 +172,7 @@ describe("the demo's fleet", () => {
 
     it("with persist, repairs each dangling call once: one repair per dangling call", async () => {
       const { fleet, metrics } = small;
-      expect(await metrics.sum(METRIC_REPAIRS)).toBe(total(fleet.truth.dangling));
+      expect(await metrics.sum(METRIC_REPAIRS)).toBe(totalOf(fleet.truth.dangling));
     });
 
     it("counts every run and every thread", () => {
@@ -220,7 +215,7 @@ describe("the demo's fleet", () => {
       await fleet.run({ noMoreRuns: NEVER, cancel: NEVER });
       expect(fleet.truth.interruptions).toEqual({ abort: 0, timeout: 0, interrupt: 0 });
       expect(fleet.truth.dangling).toEqual({});
-      expect(total(fleet.truth.toolCalls)).toBeGreaterThan(0);
+      expect(totalOf(fleet.truth.toolCalls)).toBeGreaterThan(0);
       expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(0);
       expect(await metrics.sum(METRIC_REPAIRS)).toBe(0);
     });

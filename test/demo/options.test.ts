@@ -30,8 +30,10 @@ function rejection(args: readonly string[]): DemoOptionsError {
   throw new Error(`${args.join(" ")} was accepted`);
 }
 
-/** `interrupt-rate` as a field of {@link DemoOptions}: `interruptRate`. */
+/** `interrupt-rate` as a field of {@link DemoOptions}: `interruptRate`; `--no-kill` is `killAt`. */
 function fieldOf(option: string): keyof DemoOptions {
+  if (option === "no-persist") return "persist";
+  if (option === "no-kill") return "killAt";
   return option.replace(/-([a-z])/g, (_, letter: string) =>
     letter.toUpperCase(),
   ) as keyof DemoOptions;
@@ -76,6 +78,10 @@ const DEFAULTS: DemoOptions = {
   prometheusPort: 9090,
   hold: false,
   report: undefined,
+  workers: undefined,
+  postgres: undefined,
+  persist: true,
+  killAt: undefined,
 };
 
 describe("demo options", () => {
@@ -131,6 +137,51 @@ describe("demo options", () => {
 
     it("turns on --traces and --hold", () => {
       expect(parsed(["--traces", "--hold"])).toMatchObject({ traces: true, hold: true });
+    });
+
+    it("--workers runs a fleet of processes: persisted, one killed half-way unless told otherwise", () => {
+      expect(parsed(["--workers", "3", "--duration", "30"])).toMatchObject({
+        workers: 3,
+        postgres: undefined,
+        persist: true,
+        killAt: 15,
+      });
+      expect(parsed(["--workers", "3", "--kill-at", "2.5"])).toMatchObject({ killAt: 2.5 });
+      expect(parsed(["--workers", "3", "--no-kill"])).toMatchObject({ killAt: undefined });
+      expect(parsed(["--workers", "1"])).toMatchObject({ workers: 1, killAt: undefined });
+      expect(parsed(["--workers", "2", "--no-persist"])).toMatchObject({ persist: false });
+      expect(
+        parsed(["--workers", "2", "--postgres", "postgresql://app:secret@db.internal:5432/agents"]),
+      ).toMatchObject({ postgres: "postgresql://app:secret@db.internal:5432/agents" });
+    });
+
+    it("refuses the fleet's options without --workers, and a --postgres value that is no URL without repeating it", () => {
+      for (const args of [
+        ["--no-persist"],
+        ["--kill-at", "3"],
+        ["--no-kill"],
+        ["--postgres", "postgres://a@b/c"],
+      ]) {
+        expect(rejection(args).message).toContain("needs --workers");
+      }
+      expect(rejection(["--workers", "1", "--kill-at", "3"]).message).toContain("2 or more");
+      expect(rejection(["--workers", "2", "--kill-at", "3", "--no-kill"]).message).toContain(
+        "contradict",
+      );
+      for (const bad of ["mysql://root:hunter2@db/x", "host=db password=hunter2", "postgres://"]) {
+        const message = rejection(["--workers", "2", "--postgres", bad]).message;
+        expect(message).toContain("--postgres must be a postgres://");
+        expect(message).not.toContain("hunter2");
+      }
+      expect(rejection(["--workers", "0"]).message).toContain("--workers must be an integer");
+      expect(rejection(["--workers", "2", "--traces"]).message).toContain("--traces");
+      expect(rejection(["--workers", "2", "--kill-at", "3000000"]).message).toContain(
+        "--kill-at must be a number from 0 to 2147483",
+      );
+      // A connection string given without --postgres: the error names it, without its password.
+      const stray = rejection(["--workers", "2", "postgres://app:s3cretpw@db/app"]).message;
+      expect(stray).toContain("postgres://app:***@db/app");
+      expect(stray).not.toContain("s3cretpw");
     });
 
     it("--prometheus implies --hold, so Prometheus can go on scraping after the fleet stops", () => {
@@ -259,10 +310,13 @@ describe("demo options", () => {
 
     it("every option the parser accepts is a field of the options, except --help", () => {
       const fields = Object.keys(DEFAULTS).sort();
-      const options = Object.keys(DEMO_OPTIONS)
-        .filter((name) => name !== "help")
-        .map(fieldOf)
-        .sort();
+      const options = [
+        ...new Set(
+          Object.keys(DEMO_OPTIONS)
+            .filter((name) => name !== "help")
+            .map(fieldOf),
+        ),
+      ].sort();
       expect(options).toEqual(fields);
     });
   });

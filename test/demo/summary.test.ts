@@ -59,6 +59,7 @@ function agreeingTruth(): GroundTruth {
       "gpt-4.1": { send_email: 2 },
       "gemini-2.5-flash": { search_docs: 1 },
     },
+    danglingByThread: { "thread-0001": 2, "thread-0003": 1 },
     interruptions: { abort: 2, timeout: 1, interrupt: 1 },
     runs: 12,
     threads: 3,

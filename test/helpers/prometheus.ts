@@ -6,17 +6,13 @@ import { createServer } from "node:net";
 
 export { type Exposition, parseExposition, type Sample, scrape } from "../../demo/exposition.js";
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+export { freePort } from "../../demo/local-server.js";
+
+/** Whether something on 127.0.0.1 accepts connections on this port. */
+export function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen({ host: "127.0.0.1", port: 0 }, () => {
-      const address = server.address();
-      server.close(() => {
-        if (address !== null && typeof address === "object") resolve(address.port);
-        else reject(new Error("no port was assigned"));
-      });
-    });
+    server.once("error", () => resolve(true));
+    server.listen({ host: "127.0.0.1", port }, () => server.close(() => resolve(false)));
   });
 }

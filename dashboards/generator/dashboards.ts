@@ -27,6 +27,7 @@ import {
   instrumentSelector,
   labels,
   overflowSelector,
+  reportingSeries,
   type SeriesKey,
   scopeLabels,
   seriesSelector,
@@ -42,7 +43,7 @@ import {
   seriesMatchersOf,
   summedAwayOf,
 } from "./prometheus-rules.js";
-import { orZero, share } from "./promql.js";
+import { growth, orZero, share } from "./promql.js";
 
 /** Uid of the overview dashboard: stable, so links and bookmarks survive a re-import. */
 export const OVERVIEW_DASHBOARD_UID = "tool-call-resilience-overview";
@@ -196,6 +197,11 @@ interface Filters {
   /** A raw series, filtered by every process variable and by each attribute variable it records. */
   readonly select: (key: SeriesKey, ...matchers: string[]) => string;
   /**
+   * A raw series of every process of the chosen jobs and topology, whatever Instance says: the
+   * fleet a chosen instance is compared with. Only ever summed over every process.
+   */
+  readonly selectEveryInstance: (key: SeriesKey, ...matchers: string[]) => string;
+  /**
    * A recorded series of `level`. Model and tool series have no `instance`: their `instance`
    * matcher matches only while Instance is All (`.*` matches the empty value), which is what
    * {@link Filters.recorded} relies on.
@@ -217,22 +223,29 @@ function filtersOf(attributes: readonly Attribute[]): Filters {
     carried
       .filter((attribute) => attributes.includes(attribute))
       .map((attribute) => matchesVariable(attributeLabel[attribute], attribute));
-  const selectOnly = (key: SeriesKey, carried: readonly Attribute[], ...matchers: string[]) =>
+  const selectOnly = (
+    key: SeriesKey,
+    carried: readonly Attribute[],
+    withInstance: boolean,
+    ...matchers: string[]
+  ) =>
     seriesSelector(
       key,
       ...counterMatchers,
-      ...processMatchers(true),
+      ...processMatchers(withInstance),
       ...attributeMatchers(carried.filter((attribute) => attributesOf[key].includes(attribute))),
       ...matchers,
     );
   const select = (key: SeriesKey, ...matchers: string[]) =>
-    selectOnly(key, attributesOf[key], ...matchers);
+    selectOnly(key, attributesOf[key], true, ...matchers);
+  const selectEveryInstance = (key: SeriesKey, ...matchers: string[]) =>
+    selectOnly(key, attributesOf[key], false, ...matchers);
   const selectRecorded = (level: Level, name: string, withInstance = true) =>
     `${name}{${[...processMatchers(withInstance), ...attributeMatchers(recordedAttributes[level])].join(", ")}}`;
   // Filtered only by what the recorded series can be filtered by, so that both sides of `or` are
   // the same figure.
   const rawRate = (level: Level, key: SeriesKey, window: string) =>
-    `sum without (${summedAway[level].join(", ")}) (rate(${selectOnly(key, recordedAttributes[level])}[${window}]))`;
+    `sum without (${summedAway[level].join(", ")}) (rate(${selectOnly(key, recordedAttributes[level], true)}[${window}]))`;
   const rawRatio = (level: Level, window: string) =>
     share(rawRate(level, "danglingToolCalls", window), rawRate(level, "toolCalls", window));
   const raw = (level: Level, quantity: Quantity, window: string): string => {
@@ -251,7 +264,7 @@ function filtersOf(attributes: readonly Attribute[]): Filters {
   };
   const recorded = (level: Level, quantity: Quantity, window: string) =>
     `(${selectRecorded(level, recordName(level, quantity, window))} or ${raw(level, quantity, window)})`;
-  return { select, selectRecorded, recorded };
+  return { select, selectEveryInstance, selectRecorded, recorded };
 }
 
 // --- PromQL ------------------------------------------------------------------------------------
@@ -269,12 +282,13 @@ function rate(selector: string): string {
 }
 
 /**
- * What a counter grew by over the dashboard's time range, per series: `increase()`, except for a
- * series born inside the range (a model's first dangling call, a new process), which `increase()`
- * would miss the first value of and which counts with its whole value instead.
+ * What a counter grew by over the dashboard's time range, per series ({@link growth}):
+ * `increase()`, except for a series born inside the range (a model's first dangling call, a new
+ * process, one killed since), which `increase()` would miss the first value of and which counts
+ * with its whole value instead.
  */
 function growthOverRange(selector: string): string {
-  return `((${selector} unless ${selector} offset $__range) or increase(${selector}[$__range]))`;
+  return growth(selector, "$__range");
 }
 
 /** `expr` only where the level's series held at least {@link MINIMUM_TOOL_CALLS} in `window`. */
@@ -606,6 +620,8 @@ function sharePanel(
     legend: readonly string[];
     threshold: number;
     description: string;
+    /** Grid columns, of 24; half the row unless said. */
+    width?: number;
   },
 ): timeseries.PanelBuilder {
   return timeSeries(
@@ -624,6 +640,7 @@ function sharePanel(
         legend(options.legend, window),
       ),
     ),
+    options.width,
   )
     .thresholds(
       thresholds({ value: null, color: "green" }, { value: options.threshold, color: "red" }),
@@ -633,8 +650,6 @@ function sharePanel(
 
 function danglingSharePanels(filters: Filters): timeseries.PanelBuilder[] {
   const objective = percent(bundleConfig.objective.default);
-  const outlier = bundleConfig.instanceOutlier;
-  const outlierLine = outlier.minimumBurnRate * bundleConfig.objective.default;
   return [
     sharePanel(filters, {
       title: "Dangling share per model",
@@ -652,14 +667,224 @@ function danglingSharePanels(filters: Filters): timeseries.PanelBuilder[] {
       legend: [labels.tool],
       threshold: bundleConfig.objective.default,
       description: `Share of each tool's calls that dangled, across every model, over ${windowsText}: what ToolCallResilienceToolDanglingBudgetBurn watches, against the default objective (${objective}, the dashed line). ${values.otherTool} stands for tools the request did not offer. ${guardText("tool")} ${recordedText}`,
+      width: 24,
     }),
+  ];
+}
+
+// --- Instances ---------------------------------------------------------------------------------
+
+/**
+ * The window of the Instances row's table: that of `ToolCallResilienceInstanceDanglingOutlier`,
+ * so that the table compares each process with its peers as the alert does.
+ */
+export const INSTANCE_WINDOW: string = bundleConfig.instanceOutlier.window;
+
+/** The share of a process's tool calls at which the outlier alert may start to warn. */
+const OUTLIER_SHARE = bundleConfig.instanceOutlier.minimumBurnRate * bundleConfig.objective.default;
+
+/**
+ * The labels a counter's series are summed without to make one series per process: the scope and
+ * the library's attributes it records. Whatever else the series carry (`job`, `instance`, `pod`,
+ * the topology, any other target label) stays, so every figure of a process has the same labels,
+ * those of its `up`, and the table merges them into one row.
+ */
+const perInstanceAway = {
+  modelCalls: [...scopeLabels, labels.provider, labels.model, labels.agent, labels.outcome],
+  calls: [...scopeLabels, labels.provider, labels.model, labels.tool, labels.reason],
+} as const;
+
+/** Title of the Instances row's table. */
+export const INSTANCE_TABLE_TITLE = "Instance health";
+
+/** The columns of the Instances table, by the ref id of their query, in order. */
+const INSTANCE_COLUMNS = {
+  up: "Up",
+  last_report: "Last report",
+  model_calls: "Model calls/s",
+  share: "Dangling share",
+  peers: "Peers' share",
+  failed_open: "Failed open",
+} as const;
+
+/**
+ * The queries of the Instances table, by ref id: one row per process of the chosen jobs and
+ * topology (and Instance), each figure over {@link INSTANCE_WINDOW} unless said.
+ *
+ * - `up`: whether Prometheus's last scrape of the process succeeded, 1 or 0 (scraped processes
+ *   only: pushed ones have no `up`). A target that service discovery dropped has none either.
+ * - `last_report`: seconds since the process's newest model-call sample, over the window: a few
+ *   seconds while it reports, the time since it died once it stopped (killed, or its scrapes
+ *   failing). A process silent for longer than the window has no row.
+ * - `model_calls`: its model calls per second.
+ * - `share`: the share of its tool calls that dangled, where it had at least
+ *   {@link MINIMUM_TOOL_CALLS}.
+ * - `peers`: the same share over every other process of its job and topology (the fleet's
+ *   dangling calls less its own, over the fleet's tool calls less its own), whatever Instance
+ *   says, which is what ToolCallResilienceInstanceDanglingOutlier compares it with.
+ * - `failed_open`: its model calls that went out unrepaired because the library failed
+ *   ({@link growth}, so a process killed since counts), 0 where it reports model calls.
+ *
+ * Every sum across processes is a `sum without` the process labels of per-series rates; every
+ * other aggregation keeps the process.
+ */
+function instanceQueries(
+  filters: Filters,
+): Readonly<Record<keyof typeof INSTANCE_COLUMNS, string>> {
+  const { select, selectEveryInstance } = filters;
+  const window = INSTANCE_WINDOW;
+  const processLabels = bundleConfig.processLabels;
+  const perInstance = (key: "toolCalls" | "danglingToolCalls") =>
+    sumWithout(perInstanceAway.calls, `rate(${select(key)}[${window}])`);
+  const fleet = (key: "toolCalls" | "danglingToolCalls") =>
+    sumWithout(
+      [...processLabels, ...perInstanceAway.calls],
+      `rate(${selectEveryInstance(key)}[${window}])`,
+    );
+  /** The fleet's figure less the process's own, one per process. */
+  const peers = (fleetFigure: string, own: string) =>
+    `(${fleetFigure} - ignoring (${processLabels.join(", ")}) group_right () ${own})`;
+  const toolCalls = perInstance("toolCalls");
+  const dangling = perInstance("danglingToolCalls");
+  const modelCalls = sumWithout(
+    perInstanceAway.modelCalls,
+    `rate(${select("modelCalls")}[${window}])`,
+  );
+  const failedOpen = sumWithout(
+    perInstanceAway.modelCalls,
+    growth(select("modelCalls", equals(labels.outcome, values.outcomeFailedOpen)), window),
+  );
+  const modelCallSeries = select("modelCalls");
+  const up = `${reportingSeries.up}{${[...configSelector, ...PROCESS_VARIABLES.map((v) => matchesVariable(v, v))].join(", ")}}`;
+  return {
+    // `== bool 1` drops the metric name, which the other columns do not have either.
+    up: `${up} == bool 1`,
+    last_report: `time() - ${newestPerProcess(
+      perInstanceAway.modelCalls,
+      `timestamp(${modelCallSeries}) or max_over_time(timestamp(${modelCallSeries})[${window}:1m])`,
+    )}`,
+    model_calls: modelCalls,
+    share: `${share(dangling, toolCalls)} and ${toolCalls} * ${seconds(window)} >= ${MINIMUM_TOOL_CALLS}`,
+    peers: share(
+      peers(fleet("danglingToolCalls"), `(${orZero(dangling, toolCalls)})`),
+      peers(fleet("toolCalls"), toolCalls),
+    ),
+    failed_open: orZero(failedOpen, modelCalls),
+  };
+}
+
+/**
+ * The newest of a process's values (`max without` the labels of its attributes): a maximum of
+ * timestamps within one process, never across processes.
+ */
+function newestPerProcess(without: readonly string[], expr: string): string {
+  return `max without (${without.join(", ")}) (${expr})`;
+}
+
+/**
+ * One row per process, to tell which worker misbehaves: whether it is scraped and reports, its
+ * load, its dangling share against its peers', and its failed-open calls, worst share first.
+ */
+function instancesTable(filters: Filters): table.PanelBuilder {
+  const queries = instanceQueries(filters);
+  const window = INSTANCE_WINDOW;
+  const colorText = { id: "custom.cellOptions", value: { type: "color-text" } };
+  return place(
+    new table.PanelBuilder(),
+    INSTANCE_TABLE_TITLE,
+    `One row per process (instance) of the chosen jobs and topology, over the last ${window} (the window of ToolCallResilienceInstanceDanglingOutlier): Up, whether Prometheus's last scrape of it succeeded (scraped processes only; empty for pushed ones and for a target service discovery dropped); Last report, how long ago its newest model-call sample arrived (seconds while it reports, the time since it stopped once killed or unreachable; a process silent for longer than ${window} has no row); its model calls per second; the share of its tool calls that dangled (shown from ${MINIMUM_TOOL_CALLS} tool calls, red from ${percent(OUTLIER_SHARE)}, the least the outlier alert asks), next to the same share over every other process of its job and topology, whatever Instance says; and its failed-open model calls (red from 1). A replacement process is a new row; the one it replaced stays until the window no longer holds it. Worst share first.`,
+    { width: 24, height: 8 },
+  )
+    .targets(Object.entries(queries).map(([refId, expr]) => instantQuery(refId, expr)))
+    .withTransformation({ id: "merge", options: {} })
+    .withTransformation({
+      id: "organize",
+      options: {
+        excludeByName: { Time: true },
+        renameByName: Object.fromEntries(
+          Object.entries(INSTANCE_COLUMNS).map(([refId, title]) => [`Value #${refId}`, title]),
+        ),
+      },
+    })
+    .sortBy([
+      new common.TableSortByFieldStateBuilder().displayName(INSTANCE_COLUMNS.share).desc(true),
+    ])
+    .overrideByName(INSTANCE_COLUMNS.up, [
+      {
+        id: "mappings",
+        value: [
+          {
+            type: "value",
+            options: {
+              "0": { text: "down", color: "red", index: 0 },
+              "1": { text: "up", color: "green", index: 1 },
+            },
+          },
+        ],
+      },
+      colorText,
+    ])
+    .overrideByName(INSTANCE_COLUMNS.last_report, [{ id: "unit", value: "s" }])
+    .overrideByName(INSTANCE_COLUMNS.model_calls, [{ id: "unit", value: "ops" }])
+    .overrideByName(INSTANCE_COLUMNS.share, [
+      { id: "unit", value: "percentunit" },
+      {
+        id: "thresholds",
+        value: {
+          mode: "absolute",
+          steps: [
+            { value: null, color: "green" },
+            { value: OUTLIER_SHARE, color: "red" },
+          ],
+        },
+      },
+      colorText,
+    ])
+    .overrideByName(INSTANCE_COLUMNS.peers, [{ id: "unit", value: "percentunit" }])
+    .overrideByName(INSTANCE_COLUMNS.failed_open, [
+      { id: "unit", value: "short" },
+      {
+        id: "thresholds",
+        value: {
+          mode: "absolute",
+          steps: [
+            { value: null, color: "green" },
+            { value: 1, color: "red" },
+          ],
+        },
+      },
+      colorText,
+    ]);
+}
+
+/**
+ * The Instances row: the table, each process's model calls over time (a killed worker drops out
+ * and its replacement appears under a new instance), and each process's dangling share per model,
+ * the figure ToolCallResilienceInstanceDanglingOutlier watches.
+ */
+function instancePanels(filters: Filters): AnyPanelBuilder[] {
+  const outlier = bundleConfig.instanceOutlier;
+  return [
+    instancesTable(filters),
+    timeSeries(
+      "Model calls per instance",
+      "Model calls per second of each process, whatever their model or outcome: how the fleet shares the load. A killed worker's line stops and its replacement starts a line of its own (a new instance), from 0.",
+      "ops",
+      [
+        query(
+          "A",
+          sumWithout(perInstanceAway.modelCalls, rate(filters.select("modelCalls"))),
+          legend([labels.instance]),
+        ),
+      ],
+    ),
     sharePanel(filters, {
       title: "Dangling share per instance",
       level: "instance",
       windows: [outlier.window],
       legend: [labels.instance, labels.model],
-      threshold: outlierLine,
-      description: `Share of each model's tool calls that dangled in each process over ${outlier.window}, the window of ToolCallResilienceInstanceDanglingOutlier: a replica far above its peers is a bad node, version or connection. The dashed line, ${percent(outlierLine)}, is ${outlier.minimumBurnRate} times the default objective, the least the alert asks of a process. No value is drawn for a process with fewer than ${MINIMUM_TOOL_CALLS} tool calls of a model in the window. Read from the recorded series.`,
+      threshold: OUTLIER_SHARE,
+      description: `Share of each model's tool calls that dangled in each process over ${outlier.window}, the window of ToolCallResilienceInstanceDanglingOutlier: a replica far above its peers is a bad node, version or connection. The dashed line, ${percent(OUTLIER_SHARE)}, is ${outlier.minimumBurnRate} times the default objective, the least the alert asks of a process. No value is drawn for a process with fewer than ${MINIMUM_TOOL_CALLS} tool calls of a model in the window. Read from the recorded series.`,
     }),
   ];
 }
@@ -1018,6 +1243,7 @@ function overviewDashboard(): dashboard.Dashboard {
       { title: "Over the time range", panels: summaryStats(filters) },
       { title: "Traffic", panels: trafficPanels(filters) },
       { title: "Dangling tool calls", panels: danglingSharePanels(filters) },
+      { title: "Instances", panels: instancePanels(filters) },
       { title: "Threads", panels: [topThreadsBarGauge(filters)] },
       { title: "Repairs", panels: repairPanels(filters) },
       { title: "Totals over the time range", panels: totalsTables(filters) },

@@ -22,7 +22,7 @@ import {
   seriesSelector,
   values,
 } from "./names.js";
-import { share } from "./promql.js";
+import { growth, share } from "./promql.js";
 
 /** The label `ToolCallResilienceCardinalityOverflow` names the overflowing instrument with. */
 export const INSTRUMENT_LABEL = "instrument";
@@ -358,13 +358,14 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
     `${labels.outcome}="${values.outcomeFailedOpen}"`,
   );
   /**
-   * How much the counters `selectorText` selects grew over `window`, summed without `without`:
-   * the increase of a series that existed `window` ago, and the whole value of one born since
-   * (a counter appears with its first count, which `increase` cannot see), so that a process's
-   * first failure counts as much as its later ones.
+   * How much the counters `selectorText` selects grew over `window`, summed without `without`
+   * ({@link growth}): the increase of a series that existed `window` ago, and the whole value of
+   * one born since (a counter appears with its first count, which `increase` cannot see), so that
+   * a process's first failure counts as much as its later ones, even when the process was killed
+   * since (its series stale, read over the window).
    */
   const grew = (selectorText: string, window: string, without: readonly string[]) =>
-    `sum without (${without.join(", ")}) ((increase(${selectorText}[${window}]) and ${selectorText} offset ${window}) or (${selectorText} unless ${selectorText} offset ${window}))`;
+    `sum without (${without.join(", ")}) (${growth(selectorText, window)})`;
   /**
    * The growth of every instrument's overflow series, one term per series name labelled with it
    * (`instrument`): `increase` drops the name, and the overflow series of two instruments of one

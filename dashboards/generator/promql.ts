@@ -27,3 +27,25 @@ export function orZero(expr: string, presence: string): string {
 export function share(numerator: string, denominator: string): string {
   return `clamp_max((${orZero(numerator, denominator)}) / (${denominator} > 0), 1)`;
 }
+
+/**
+ * What each counter `selector` selects grew by over `window`, one value per series: `increase()`
+ * for a series that was there `window` ago, and the last value of one born since, counted whole
+ * (a counter appears with its first count, which `increase()` cannot see).
+ *
+ * The born series are read with `last_over_time()`, not as they are now, so that a process that
+ * started, counted and died inside the window (a worker killed with SIGKILL a minute after it
+ * failed open, a short-lived replica) still counts: its series went stale when it died, and an
+ * instant selector would no longer see it. Per series, so a sum of it over processes adds each
+ * process's own growth: a replacement process whose counters start again from 0 under a new
+ * `instance` is never taken for a reset of the one it replaced.
+ *
+ * @example
+ * ```ts
+ * growth('c_total{job="a"}', "15m");
+ * // ((last_over_time(c_total{job="a"}[15m]) unless c_total{job="a"} offset 15m) or increase(c_total{job="a"}[15m]))
+ * ```
+ */
+export function growth(selector: string, window: string): string {
+  return `((last_over_time(${selector}[${window}]) unless ${selector} offset ${window}) or increase(${selector}[${window}]))`;
+}

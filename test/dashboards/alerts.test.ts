@@ -471,7 +471,9 @@ describe("cardinality overflow", () => {
     for (const name of instrumentSeries) {
       const selector = `${name}{otel_metric_overflow="true"}`;
       expect(alert?.expr).toContain(`increase(${selector}[`);
-      expect(alert?.expr).toContain(`(${selector} unless ${selector} offset `);
+      // A series born in the window counts whole, even once its process is gone.
+      expect(alert?.expr).toContain(`(last_over_time(${selector}[`);
+      expect(alert?.expr).toContain(`unless ${selector} offset `);
       expect(alert?.expr).toContain(`"instrument", "${name}", "", "")`);
     }
     expect(alert?.rawExpr).toBe(alert?.expr);

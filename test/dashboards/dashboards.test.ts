@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { bundleConfig } from "../../dashboards/generator/config.js";
 import {
+  INSTANCE_TABLE_TITLE,
+  INSTANCE_WINDOW,
   MINIMUM_TOOL_CALLS,
   OVERVIEW_DASHBOARD_UID,
   PANEL_WINDOWS,
@@ -26,6 +28,12 @@ import {
   recordName,
   seconds,
 } from "../../dashboards/generator/prometheus-rules.js";
+import {
+  aggregationsIn,
+  enclosing,
+  keepsProcesses,
+  sumsOverProcesses,
+} from "./promql-aggregations.js";
 import { namesMissedIn } from "./promql-names.js";
 
 interface GridPos {
@@ -38,6 +46,8 @@ interface Target {
   refId: string;
   expr: string;
   datasource?: { type?: string; uid?: string };
+  instant?: boolean;
+  format?: string;
 }
 interface Panel {
   id: number;
@@ -47,6 +57,8 @@ interface Panel {
   gridPos: GridPos;
   datasource?: { type?: string; uid?: string };
   targets?: Target[];
+  transformations?: { id: string; options: Record<string, unknown> }[];
+  options?: { sortBy?: { displayName: string; desc: boolean }[] };
   fieldConfig?: {
     defaults?: {
       unit?: string;
@@ -54,6 +66,10 @@ interface Panel {
       thresholds?: { steps: { value: number | null; color: string }[] };
       custom?: { thresholdsStyle?: { mode?: string } };
     };
+    overrides?: {
+      matcher: { id: string; options: string };
+      properties: { id: string; value: unknown }[];
+    }[];
   };
 }
 interface Variable {
@@ -109,10 +125,11 @@ function targetsOf(dashboard: Dashboard): { panel: string; target: Target }[] {
 }
 
 /** Each `metric{matchers}` selector of an expression, with the metric name if there is one. */
-function selectorsOf(expr: string): { metric: string; matchers: string }[] {
+function selectorsOf(expr: string): { metric: string; matchers: string; index: number }[] {
   return [...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)?\{([^}]*)\}/g)].map((match) => ({
     metric: match[1] ?? "",
     matchers: match[2] ?? "",
+    index: match.index ?? 0,
   }));
 }
 
@@ -239,10 +256,18 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
       // Next to a recorded series, the raw series compute the same figure: filtered alike.
       const reads = [...target.expr.matchAll(RECORDED_NAME)].map(([name]) => name);
       const level = reads.find((name) => name !== OBJECTIVE_RECORD);
-      for (const { metric, matchers } of selectors) {
+      const aggregations = aggregationsIn(target.expr);
+      for (const { metric, matchers, index } of selectors) {
         for (const variable of PROCESS_VARIABLES) {
-          // The objective is one per model, whatever the instance: the only exception.
-          if (metric === OBJECTIVE_RECORD && variable === "instance") continue;
+          // The objective is one per model, whatever the instance; and the fleet a chosen
+          // instance is compared with is every process, summed over them all.
+          if (variable === "instance") {
+            const fleet = enclosing(aggregations, index).some((aggregation) =>
+              sumsOverProcesses(aggregation, bundleConfig.processLabels),
+            );
+            if (metric === OBJECTIVE_RECORD) continue;
+            if (fleet && !matchers.includes(`instance=~"$instance"`)) continue;
+          }
           expect(matchers, `${panel}: ${metric}`).toContain(`${variable}=~"$${variable}"`);
         }
         const wanted = recorded.has(metric)
@@ -297,11 +322,11 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     for (const panel of dataPanels(dashboard)) {
       for (const target of panel.targets ?? []) {
         for (const [selector] of target.expr.matchAll(/tool_call_resilience_\w+_total\{[^}]*\}/g)) {
-          // Every counter is read by rate() or increase() over a window, or against its value at
-          // the range's start.
+          // Every counter is read by rate() or increase() over a window, or by its last value in
+          // it against its value at the window's start, or for the time of its newest sample.
           const escaped = escapeRegExp(selector);
           const read = new RegExp(
-            `(rate|increase)\\(${escaped}\\[|${escaped} unless ${escaped} offset \\$__range|unless ${escaped} offset`,
+            `(rate|increase|last_over_time)\\(${escaped}\\[|unless ${escaped} offset|timestamp\\(${escaped}\\)`,
           );
           expect(target.expr, `${panel.title}: ${selector}`).toMatch(read);
         }
@@ -553,5 +578,137 @@ describe("the dashboard provisioning file", () => {
         },
       ],
     });
+  });
+});
+
+/** The panels of a dashboard's row, in order. */
+function rowOf(dashboard: Dashboard, title: string): Panel[] {
+  const start = dashboard.panels.findIndex(
+    (panel) => panel.type === "row" && panel.title === title,
+  );
+  if (start === -1) throw new Error(`no row ${title}`);
+  const end = dashboard.panels.findIndex((panel, index) => index > start && panel.type === "row");
+  return dashboard.panels.slice(start + 1, end === -1 ? undefined : end);
+}
+
+describe("the overview's Instances row", () => {
+  const table = panelOf(overview, INSTANCE_TABLE_TITLE);
+  const targets = table.targets ?? [];
+  const exprOf = (refId: string) => targets.find((target) => target.refId === refId)?.expr ?? "";
+  const processLabels = bundleConfig.processLabels;
+
+  it("holds the table, the model calls of each process, and its dangling share per model", () => {
+    expect(rowOf(overview, "Instances").map((panel) => [panel.type, panel.title])).toEqual([
+      ["table", INSTANCE_TABLE_TITLE],
+      ["timeseries", "Model calls per instance"],
+      ["timeseries", "Dangling share per instance"],
+    ]);
+  });
+
+  it("is one row per process: instant queries merged, named, worst share first", () => {
+    expect(table.type).toBe("table");
+    expect(targets.map((target) => target.refId)).toEqual([
+      "up",
+      "last_report",
+      "model_calls",
+      "share",
+      "peers",
+      "failed_open",
+    ]);
+    for (const target of targets) expect(target).toMatchObject({ instant: true, format: "table" });
+    expect(table.transformations?.map((transformation) => transformation.id)).toEqual([
+      "merge",
+      "organize",
+    ]);
+    expect(table.transformations?.[1]?.options).toMatchObject({
+      excludeByName: { Time: true },
+      renameByName: {
+        "Value #up": "Up",
+        "Value #last_report": "Last report",
+        "Value #model_calls": "Model calls/s",
+        "Value #share": "Dangling share",
+        "Value #peers": "Peers' share",
+        "Value #failed_open": "Failed open",
+      },
+    });
+    expect(table.options?.sortBy).toEqual([{ displayName: "Dangling share", desc: true }]);
+  });
+
+  it("reads every figure over the window of ToolCallResilienceInstanceDanglingOutlier", () => {
+    expect(INSTANCE_WINDOW).toBe(bundleConfig.instanceOutlier.window);
+    for (const target of targets) {
+      for (const [range] of target.expr.matchAll(/\[[^\]]*\]/g)) {
+        expect([`[${INSTANCE_WINDOW}]`, `[${INSTANCE_WINDOW}:1m]`], target.refId).toContain(range);
+      }
+    }
+  });
+
+  it("keeps each process apart, but for the peers' fleet, a sum without every process label that Instance does not filter", () => {
+    for (const target of targets) {
+      const aggregations = aggregationsIn(target.expr);
+      const fleets = aggregations.filter(
+        (aggregation) => !keepsProcesses(aggregation, processLabels),
+      );
+      if (target.refId !== "peers") {
+        expect(
+          fleets.map((aggregation) => aggregation.text),
+          target.refId,
+        ).toEqual([]);
+        expect(target.expr, target.refId).not.toMatch(/\b(sum|max|min|avg|count) by \(/);
+        continue;
+      }
+      // The fleet's dangling calls and tool calls (the latter twice, in share()).
+      expect(fleets.length).toBe(3);
+      for (const fleet of fleets) {
+        expect(sumsOverProcesses(fleet, processLabels), fleet.text).toBe(true);
+        expect(fleet.text).toMatch(/^sum without \([^)]*\) \(rate\(/);
+        expect(fleet.text).not.toContain(`instance=~"$instance"`);
+      }
+      // Each fleet figure less the process's own, matched on everything but the process.
+      expect(
+        target.expr.split(`- ignoring (${processLabels.join(", ")}) group_right () `),
+      ).toHaveLength(4);
+    }
+  });
+
+  it("compares with the peers the share of each process's tool calls that dangled, with the dashboards' minimum of traffic", () => {
+    expect(exprOf("share")).toMatch(
+      new RegExp(
+        `^clamp_max\\(.*\\) and .* \\* ${seconds(INSTANCE_WINDOW)} >= ${MINIMUM_TOOL_CALLS}$`,
+      ),
+    );
+    expect(exprOf("peers").startsWith("clamp_max(")).toBe(true);
+    for (const refId of ["share", "peers"]) {
+      expect(exprOf(refId)).toContain(series.danglingToolCalls);
+      expect(exprOf(refId)).toContain(series.toolCalls);
+    }
+  });
+
+  it("says whether the last scrape succeeded, how old the newest sample is, and counts failed-open calls whole", () => {
+    // `== bool 1` drops the metric name, which the other columns do not carry: the rows merge.
+    expect(exprOf("up")).toMatch(/^up\{.*\} == bool 1$/);
+    expect(exprOf("last_report")).toMatch(/^time\(\) - max without \(/);
+    expect(exprOf("failed_open")).toContain(`tool_call_resilience_outcome="failed_open"`);
+    expect(exprOf("failed_open")).toContain("last_over_time(");
+  });
+
+  it("colours the share from the least the outlier alert asks, failed-open calls from 1, and a failed scrape", () => {
+    const overrides = new Map(
+      (table.fieldConfig?.overrides ?? []).map((override) => [
+        override.matcher.options,
+        Object.fromEntries(override.properties.map((property) => [property.id, property.value])),
+      ]),
+    );
+    const outlierShare =
+      bundleConfig.instanceOutlier.minimumBurnRate * bundleConfig.objective.default;
+    expect(overrides.get("Dangling share")).toMatchObject({
+      unit: "percentunit",
+      thresholds: { steps: [{ value: null }, { value: outlierShare, color: "red" }] },
+    });
+    expect(overrides.get("Failed open")).toMatchObject({
+      thresholds: { steps: [{ value: null }, { value: 1, color: "red" }] },
+    });
+    expect(JSON.stringify(overrides.get("Up"))).toContain('"0":{"text":"down","color":"red"');
+    expect(overrides.get("Last report")).toMatchObject({ unit: "s" });
   });
 });

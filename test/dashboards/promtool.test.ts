@@ -279,6 +279,14 @@ describe("the unit tests of rules.test.yml", () => {
     "targets down",
     "failing open",
     "+Inf",
+    // Fleets of workers, killed and replaced.
+    "three instances sharing a model's traffic page once",
+    "an instance killed mid-incident and replaced",
+    "split over three instances",
+    "moved between workers",
+    "stops once service discovery drops it",
+    "killed a minute after failing open",
+    "Instance health table",
   ])("hold the incident scenario: %s", (scenario) => {
     expect(unitTests.some((group) => group.name.includes(scenario))).toBe(true);
   });

@@ -495,6 +495,16 @@ console.log(JSON.stringify({
       tool_call_id: "call_1",
       content: PLACEHOLDER_CATALOG.en.interrupted,
     });
+    // Reading a checkpointer needs its optional peer, which this app does not have: the audit
+    // says which package to install, and never prints the password it was given.
+    const checkpointer = await run(
+      bin,
+      ["audit", "--checkpointer", "postgres://app:s3cret-pw@127.0.0.1:1/app"],
+      langChainApp.dir,
+    );
+    expect(checkpointer.code).toBe(2);
+    expect(checkpointer.stderr).toContain("@langchain/langgraph-checkpoint-postgres");
+    expect(`${checkpointer.stdout}${checkpointer.stderr}`).not.toContain("s3cret-pw");
   });
 
   it.each([

@@ -30,11 +30,13 @@ export function duration(ns: number): string {
   return `${(ns / 1e9).toFixed(2)} s`;
 }
 
-function ratio(value: number): string {
+/** `1.23x`, `0.045x` */
+export function ratio(value: number): string {
   return `${value < 0.1 ? value.toFixed(3) : value.toFixed(2)}x`;
 }
 
-function table(header: readonly string[], lines: readonly (readonly string[])[]): string {
+/** A Markdown table, the first column left-aligned and the others right-aligned. */
+export function table(header: readonly string[], lines: readonly (readonly string[])[]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...lines.map((line) => (line[column] ?? "").length)),
   );

@@ -13,28 +13,52 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import type { RepairOptions } from "../core/policy.js";
-import type { ToolCallRepair } from "../core/repair.js";
+import { REPAIR_KINDS, type RepairAuditName } from "../core/repair-kinds.js";
 import { repairToolCalls } from "../core/repair-langchain.js";
-import { countRepairs } from "../core/summary.js";
+import type { ToolCallRepair } from "../core/repair-log.js";
 import { repairModelMessages } from "../formats/ai-sdk.js";
 import { repairAnthropicMessages } from "../formats/anthropic.js";
 import { repairOpenAIChatMessages } from "../formats/openai-chat.js";
+import { REASON_VALUE_INVALID_ARGUMENTS } from "../telemetry/semconv.js";
 
 /** The formats the audit tells apart. */
 export const THREAD_FORMATS = ["langchain", "openai", "anthropic", "ai-sdk"] as const;
+/** A format the audit tells apart: one of {@link THREAD_FORMATS}. */
 export type ThreadFormat = (typeof THREAD_FORMATS)[number];
 
-/** The problems an audit counts, by the repair that fixes each. */
-export const PROBLEMS = [
-  "dangling",
-  "invalid",
-  "orphan",
-  "misplaced",
-  "missing_id",
-  "missing_name",
-  "unlisted",
-] as const;
-export type Problem = (typeof PROBLEMS)[number];
+/**
+ * The problem a placeholder for a call whose arguments could not be parsed fixes: counted apart
+ * from the calls that were interrupted, as the model, not the run, is at fault.
+ */
+const INVALID_PROBLEM = "invalid";
+
+/**
+ * A problem the audit counts: the audit name of a kind of repair (from the table of kinds), or
+ * {@link INVALID_PROBLEM}.
+ */
+export type Problem = RepairAuditName | typeof INVALID_PROBLEM;
+
+/**
+ * What each problem is, in the words of `--help`, in the order the report lists them (orphans
+ * before misplaced results, unlike the table of kinds). Its type holds it to every problem, so a
+ * new kind of repair does not go unexplained here.
+ */
+export const PROBLEM_DESCRIPTIONS = Object.freeze({
+  dangling: "calls without a result",
+  invalid: "calls whose arguments were cut off",
+  orphan: "results without a call",
+  misplaced: "results separated from their call",
+  missing_id: "calls without an id or with one made twice",
+  missing_name: "calls without a name",
+  unlisted: "calls not every client sends",
+}) satisfies Readonly<Record<Problem, string>>;
+
+/** The problems an audit counts, by the repair that fixes each, in the order the report lists them. */
+export const PROBLEMS: readonly Problem[] = Object.freeze(
+  Object.keys(PROBLEM_DESCRIPTIONS) as Problem[],
+);
+
+/** How many of each problem. */
 export type ProblemCounts = Record<Problem, number>;
 
 /** What the audit of one thread found. */
@@ -66,7 +90,7 @@ function blocksOf(message: Fields): Fields[] {
  * The format of a thread, from the first message that tells; `undefined` when none does (only
  * text messages with a role, which every role-based format shares).
  */
-export function formatOf(messages: readonly unknown[]): ThreadFormat | undefined {
+function formatOf(messages: readonly unknown[]): ThreadFormat | undefined {
   for (const entry of messages) {
     const message = entry as Fields;
     if (
@@ -87,19 +111,18 @@ export function formatOf(messages: readonly unknown[]): ThreadFormat | undefined
   return undefined;
 }
 
+/** The problem a repair fixes: its kind's audit name, save for a placeholder for invalid arguments. */
+function problemOf(repair: ToolCallRepair): Problem {
+  return repair.reason === REASON_VALUE_INVALID_ARGUMENTS
+    ? INVALID_PROBLEM
+    : REPAIR_KINDS[repair.kind].auditName;
+}
+
 /** The problems behind a list of repairs: the repair kinds, placeholders split by their reason. */
 export function problemsOf(repairs: readonly ToolCallRepair[]): ProblemCounts {
-  const kinds = countRepairs(repairs);
-  const invalid = repairs.filter((repair) => repair.reason === "invalid_arguments").length;
-  return {
-    dangling: kinds.placeholder_inserted - invalid,
-    invalid,
-    orphan: kinds.orphan_dropped,
-    misplaced: kinds.result_moved,
-    missing_id: kinds.id_assigned,
-    missing_name: kinds.name_assigned,
-    unlisted: kinds.call_listed,
-  };
+  const counts = Object.fromEntries(PROBLEMS.map((problem) => [problem, 0])) as ProblemCounts;
+  for (const repair of repairs) counts[problemOf(repair)]++;
+  return counts;
 }
 
 /**

@@ -34,7 +34,7 @@ export type JsonEvent =
   | { readonly kind: "error"; readonly message: string; readonly line: number };
 
 /** What is known of the text before it is read. */
-export interface JsonEventsOptions {
+interface JsonEventsOptions {
   /** The layout when the caller knows it (a file named `.jsonl`, say); told from the text if not. */
   readonly layout?: JsonLayout;
 }

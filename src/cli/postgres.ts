@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { redactConnectionString, redactMessage } from "./connection-string.js";
 
 /** How many thread ids one listing query reads. */
-export const THREAD_PAGE_SIZE = 500;
+const THREAD_PAGE_SIZE = 500;
 
 /** How many threads are loaded at once; the report keeps their order. */
 const LOADS_AT_ONCE = 4;
@@ -38,7 +38,7 @@ export class CheckpointerError extends Error {
 }
 
 /** One thread of a checkpointer: the messages of its latest checkpoint. */
-export interface CheckpointerThread {
+interface CheckpointerThread {
   readonly kind: "thread";
   /** 0-based position among the threads read. */
   readonly index: number;
@@ -49,7 +49,7 @@ export interface CheckpointerThread {
 }
 
 /** A thread that could not be read: its checkpoint does not load, or holds no list of messages. */
-export interface CheckpointerThreadError {
+interface CheckpointerThreadError {
   readonly kind: "error";
   /** 0-based position among the threads read, errors included. */
   readonly index: number;
@@ -59,7 +59,7 @@ export interface CheckpointerThreadError {
 }
 
 /** What {@link Checkpointer.threads} yields, in `thread_id` order. */
-export type CheckpointerItem = CheckpointerThread | CheckpointerThreadError;
+type CheckpointerItem = CheckpointerThread | CheckpointerThreadError;
 
 /** An open, read-only connection to a checkpointer database. */
 export interface Checkpointer {
@@ -230,7 +230,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Options of {@link openCheckpointer}. */
-export interface OpenCheckpointerOptions {
+interface OpenCheckpointerOptions {
   /** How many thread ids one listing query reads; {@link THREAD_PAGE_SIZE} by default. */
   readonly pageSize?: number;
 }

@@ -22,7 +22,7 @@ export interface InputThread {
 }
 
 /** Input that could not be read as a thread: bad JSON, or a value of another shape. */
-export interface InputError {
+interface InputError {
   readonly kind: "error";
   /** The line (1-based) it is on. */
   readonly line: number;
@@ -33,7 +33,7 @@ export interface InputError {
  * What the input holds, in order: threads, the input's errors, and where a top-level array of
  * threads starts and ends, for a writer that keeps the layout.
  */
-export type InputItem =
+type InputItem =
   | InputThread
   | InputError
   | { readonly kind: "array-start" }

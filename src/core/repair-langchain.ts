@@ -5,12 +5,8 @@
  */
 import { ToolMessage } from "@langchain/core/messages";
 import type { RepairOptions, RepairPolicy } from "./policy.js";
-import {
-  type HistoryRepair,
-  type RepairContext,
-  repairHistory,
-  repairHistoryCarefully,
-} from "./repair.js";
+import { repairHistory, repairHistoryCarefully } from "./repair.js";
+import type { HistoryRepair, RepairContext } from "./repair-log.js";
 import type { ToolMessageFactory } from "./tool-message.js";
 
 /** What {@link repairToolCalls} returns: the history, with the `ToolMessage`s it made. */

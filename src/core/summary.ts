@@ -1,5 +1,7 @@
 /** Counting and describing repairs, for logs and for whoever reports on them. */
-import type { RepairKind, ToolCallRepair } from "./repair.js";
+
+import { describeRepairCount, REPAIR_KIND_NAMES, type RepairKind } from "./repair-kinds.js";
+import type { ToolCallRepair } from "./repair-log.js";
 
 /** How many repairs of each kind. */
 export type RepairCounts = Record<RepairKind, number>;
@@ -14,21 +16,18 @@ export type RepairCounts = Record<RepairKind, number>;
  * ```
  */
 export function countRepairs(repairs: readonly ToolCallRepair[]): RepairCounts {
-  const counts: RepairCounts = {
-    placeholder_inserted: 0,
-    result_moved: 0,
-    orphan_dropped: 0,
-    id_assigned: 0,
-    name_assigned: 0,
-    call_listed: 0,
-  };
+  const counts = Object.fromEntries(REPAIR_KIND_NAMES.map((kind) => [kind, 0])) as RepairCounts;
   for (const repair of repairs) counts[repair.kind]++;
   return counts;
 }
 
+/** The kind the log line leads with when there is any: what operators grep for. */
+const LEADING_KIND: RepairKind = "placeholder_inserted";
+
 /**
  * One line that says what was repaired, led by the placeholder count that operators grep for:
  * `Injecting 2 placeholder ToolMessage(s) for dangling tool calls; moved 1 misplaced tool result(s)`.
+ * Each kind is told in its words from the table of kinds, in the table's order.
  *
  * @example
  * ```ts
@@ -38,28 +37,10 @@ export function countRepairs(repairs: readonly ToolCallRepair[]): RepairCounts {
  */
 export function describeRepairs(repairs: readonly ToolCallRepair[]): string {
   const counts = countRepairs(repairs);
-  const parts: string[] = [];
-  if (counts.placeholder_inserted > 0) {
-    parts.push(
-      `Injecting ${counts.placeholder_inserted} placeholder ToolMessage(s) for dangling tool calls`,
-    );
-  }
-  if (counts.result_moved > 0) parts.push(`moved ${counts.result_moved} misplaced tool result(s)`);
-  if (counts.orphan_dropped > 0) {
-    parts.push(`dropped ${counts.orphan_dropped} orphan tool result(s)`);
-  }
-  if (counts.id_assigned > 0) {
-    parts.push(`assigned ${counts.id_assigned} missing or repeated tool call id(s)`);
-  }
-  if (counts.name_assigned > 0) {
-    parts.push(`named ${counts.name_assigned} tool call(s) that had no name`);
-  }
-  if (counts.call_listed > 0) {
-    parts.push(
-      `listed ${counts.call_listed} tool call(s) in tool_calls that not every client sends`,
-    );
-  }
+  const parts = REPAIR_KIND_NAMES.filter((kind) => counts[kind] > 0).map((kind) =>
+    describeRepairCount(kind, counts[kind]),
+  );
   if (parts.length === 0) return "No tool-call repair needed";
   const line = parts.join("; ");
-  return counts.placeholder_inserted > 0 ? line : `Repaired tool-call history: ${line}`;
+  return counts[LEADING_KIND] > 0 ? line : `Repaired tool-call history: ${line}`;
 }

@@ -6,10 +6,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { runCli } from "../../src/cli/run.js";
+import { audit, auditFixture } from "../helpers/cli.js";
 
 vi.mock("../../src/cli/audit-thread.js", async (importOriginal) => {
   const actual = await importOriginal<typeof import("../../src/cli/audit-thread.js")>();
@@ -22,19 +20,7 @@ vi.mock("../../src/cli/audit-thread.js", async (importOriginal) => {
   };
 });
 
-const fixture = (name: string) =>
-  join(fileURLToPath(new URL("../fixtures/audit/", import.meta.url)), name);
-
-async function audit(args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    stdin: new PassThrough(),
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
+const fixture = auditFixture;
 
 let scratch: string;
 beforeAll(async () => {

@@ -9,7 +9,6 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -19,9 +18,9 @@ import { createAgent } from "langchain";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type PostgresServer, startPostgres } from "../../demo/postgres-server.js";
+import { USAGE } from "../../src/cli/arguments.js";
 import { redactConnectionString } from "../../src/cli/connection-string.js";
 import { openCheckpointer } from "../../src/cli/postgres.js";
-import { runCli, USAGE } from "../../src/cli/run.js";
 import {
   aiAnswer,
   aiToolCall,
@@ -31,35 +30,8 @@ import {
   searchTool,
   stallingSearchTool,
 } from "../helpers/agent.js";
+import { audit, type Run } from "../helpers/cli.js";
 import { postgresBinaries, postgresRequired, skipNote } from "../helpers/postgres.js";
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function audit(args: string[], options: { tty?: boolean } = {}): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    stdin: new PassThrough(),
-    stdout: {
-      write: (text: string) => {
-        stdout += text;
-      },
-      isTTY: false,
-    },
-    stderr: {
-      write: (text: string) => {
-        stderr += text;
-        return true;
-      },
-      isTTY: options.tty ?? false,
-    },
-  });
-  return { code, stdout, stderr };
-}
 
 /** A URL of the cluster with another database, user or password. */
 function urlOf(base: string, change: { database?: string; password?: string; port?: number }) {

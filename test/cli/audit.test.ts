@@ -10,44 +10,14 @@ import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { USAGE } from "../../src/cli/arguments.js";
 import { auditThread, problemsLeft } from "../../src/cli/audit-thread.js";
-import { runCli, USAGE } from "../../src/cli/run.js";
+import { runCli } from "../../src/cli/run.js";
+import { audit, auditFixture } from "../helpers/cli.js";
 import { aiSdkRefusal } from "../helpers/native-formats.js";
 import { anthropicViolations, openAIViolations } from "../helpers/provider-rules.js";
 
-const fixtures = fileURLToPath(new URL("../fixtures/audit/", import.meta.url));
-const fixture = (name: string) => join(fixtures, name);
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function audit(
-  args: string[],
-  options: { stdin?: NodeJS.ReadableStream; tty?: boolean; stdoutTty?: boolean } = {},
-): Promise<Run> {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    stdin: options.stdin ?? new PassThrough(),
-    stdout: {
-      write: (text: string) => {
-        stdout += text;
-      },
-      isTTY: options.stdoutTty ?? false,
-    },
-    stderr: {
-      write: (text: string) => {
-        stderr += text;
-        return true;
-      },
-      isTTY: options.tty ?? false,
-    },
-  });
-  return { code, stdout, stderr };
-}
+const fixture = auditFixture;
 
 /** A thread "d" with one dangling call, on one line. */
 const DANGLING = JSON.stringify({

@@ -1,0 +1,127 @@
+/**
+ * Every kind of repair the engine makes, in one table: the value its metric carries, the name the
+ * audit reports it under, and the words the log line uses for it. The type of a repair's kind,
+ * the telemetry values and the audit's vocabulary all derive from this table, so a new kind is
+ * one entry here, and the compiler then points at every place that must handle it.
+ */
+
+/** What the table holds for one kind of repair. */
+interface RepairKindEntry<Kind extends string = string> {
+  /**
+   * The value of the `tool_call_resilience.repair.kind` attribute: the kind itself, as a repair's
+   * `kind` is what the metrics record.
+   */
+  readonly metricValue: Kind;
+  /** The problem the audit counts when it makes this repair: a column of its report. */
+  readonly auditName: string;
+  /**
+   * How the log line tells of `n` such repairs: `<verb> <n> <object>`, as in
+   * `moved 1 misplaced tool result(s)`.
+   */
+  readonly phrase: { readonly verb: string; readonly object: string };
+}
+
+/** The table checked as it is written: each entry's metric value is its own key. */
+function defineRepairKinds<
+  const Table extends { [Kind in keyof Table]: RepairKindEntry<Kind & string> },
+>(table: Table): Table {
+  return Object.freeze(table);
+}
+
+/**
+ * The kinds of repair, in the order the log line lists them (placeholders first: they are what
+ * operators grep for).
+ *
+ * @example
+ * ```ts
+ * REPAIR_KINDS.orphan_dropped.auditName; // "orphan"
+ * for (const kind of Object.keys(REPAIR_KINDS)) console.log(kind);
+ * ```
+ */
+export const REPAIR_KINDS = defineRepairKinds({
+  /** A placeholder result was inserted for a dangling call. */
+  placeholder_inserted: {
+    metricValue: "placeholder_inserted",
+    auditName: "dangling",
+    phrase: { verb: "Injecting", object: "placeholder ToolMessage(s) for dangling tool calls" },
+  },
+  /** A result separated from its call was moved back. */
+  result_moved: {
+    metricValue: "result_moved",
+    auditName: "misplaced",
+    phrase: { verb: "moved", object: "misplaced tool result(s)" },
+  },
+  /** A result answering no call was dropped. */
+  orphan_dropped: {
+    metricValue: "orphan_dropped",
+    auditName: "orphan",
+    phrase: { verb: "dropped", object: "orphan tool result(s)" },
+  },
+  /** A call without an id, or with an id another call of its message has, was given one. */
+  id_assigned: {
+    metricValue: "id_assigned",
+    auditName: "missing_id",
+    phrase: { verb: "assigned", object: "missing or repeated tool call id(s)" },
+  },
+  /** A call whose name was missing or empty where a client reads it was given one. */
+  name_assigned: {
+    metricValue: "name_assigned",
+    auditName: "missing_name",
+    phrase: { verb: "named", object: "tool call(s) that had no name" },
+  },
+  /**
+   * A call only some providers' clients send (a raw OpenAI-shaped call, an Anthropic `tool_use`
+   * block, a v1 `tool_call` block, a Responses output item) was written where the other clients
+   * read calls, so that every client sends it (target `"any"`).
+   */
+  call_listed: {
+    metricValue: "call_listed",
+    auditName: "unlisted",
+    phrase: { verb: "listed", object: "tool call(s) in tool_calls that not every client sends" },
+  },
+});
+
+/**
+ * What a repair did: one of the keys of {@link REPAIR_KINDS}.
+ *
+ * @example
+ * ```ts
+ * const kind: RepairKind = "placeholder_inserted";
+ * ```
+ */
+export type RepairKind = keyof typeof REPAIR_KINDS;
+
+/**
+ * The name the audit reports a kind of repair under.
+ *
+ * @example
+ * ```ts
+ * const problem: RepairAuditName = REPAIR_KINDS.result_moved.auditName; // "misplaced"
+ * ```
+ */
+export type RepairAuditName = (typeof REPAIR_KINDS)[RepairKind]["auditName"];
+
+/**
+ * Every kind, in the table's order.
+ *
+ * @example
+ * ```ts
+ * const counts = Object.fromEntries(REPAIR_KIND_NAMES.map((kind) => [kind, 0]));
+ * ```
+ */
+export const REPAIR_KIND_NAMES: readonly RepairKind[] = Object.freeze(
+  Object.keys(REPAIR_KINDS) as RepairKind[],
+);
+
+/**
+ * The log line's words for `count` repairs of a kind.
+ *
+ * @example
+ * ```ts
+ * describeRepairCount("result_moved", 2); // "moved 2 misplaced tool result(s)"
+ * ```
+ */
+export function describeRepairCount(kind: RepairKind, count: number): string {
+  const { verb, object } = REPAIR_KINDS[kind].phrase;
+  return `${verb} ${count} ${object}`;
+}

@@ -4,15 +4,8 @@
  * `@langchain/openai` nor `@langchain/anthropic` is a dependency, and a model this cannot tell
  * gets `"any"`, the repair that every supported client sends alike.
  */
+import { type Fields, fieldsOf } from "../core/fields.js";
 import type { RepairTarget } from "../core/wire.js";
-
-type Fields = Record<string, unknown>;
-
-function fieldsOf(value: unknown): Fields | undefined {
-  return value !== null && (typeof value === "object" || typeof value === "function")
-    ? (value as Fields)
-    : undefined;
-}
 
 /** Class names of ChatOpenAI's two halves, which a user may also build on their own. */
 const OPENAI_HALVES: Readonly<Record<string, RepairTarget>> = {
@@ -54,7 +47,8 @@ function targetOf(
   tools: readonly unknown[] | undefined,
   depth: number,
 ): RepairTarget {
-  const fields = fieldsOf(model);
+  // A model may be a callable object; `fieldsOf` takes only records that are not functions.
+  const fields = typeof model === "function" ? (model as unknown as Fields) : fieldsOf(model);
   if (fields === undefined || depth > 3) return "any";
   if (typeof fields._useResponsesApi === "function") {
     const responses = (fields._useResponsesApi as (options: unknown) => unknown).call(model, {

@@ -46,15 +46,10 @@ function touchCalls(list: unknown): void {
 
 /**
  * Whether every field of a history entry that the engine reads or copies can be read without
- * throwing. Primitives and nullish entries can: they are junk, and read as such.
- *
- * @example
- * ```ts
- * readsSafely({ get type() { throw new Error("no") } }); // false
- * readsSafely(new HumanMessage("hi")); // true
- * ```
+ * throwing. Primitives and nullish entries can: they are junk, and read as such. A getter that
+ * throws on `type`, say, makes the entry unsafe; a `HumanMessage` is safe.
  */
-export function readsSafely(entry: unknown): boolean {
+function readsSafely(entry: unknown): boolean {
   if (!isObject(entry)) return true;
   try {
     void entry.type;
@@ -97,7 +92,7 @@ export interface ShieldedHistory<T> {
 }
 
 /**
- * The history with each entry that {@link readsSafely} refuses replaced by a stand-in that reads
+ * The history with each entry that cannot be read without throwing replaced by a stand-in that reads
  * as junk; `undefined` when the array itself cannot be read (an index getter or a proxy that
  * throws).
  *

@@ -5,6 +5,8 @@
  * Which calls of an AI message reach the provider is `wire.ts`'s question.
  */
 
+import { type Fields, fieldsOf } from "./fields.js";
+
 /** What a history entry is, as far as tool calling goes. */
 export const MessageKind = {
   /** Anything that neither makes nor answers tool calls, junk included. */
@@ -15,12 +17,6 @@ export const MessageKind = {
   Tool: 2,
 } as const;
 export type MessageKind = (typeof MessageKind)[keyof typeof MessageKind];
-
-type Fields = Record<string, unknown>;
-
-function fieldsOf(value: unknown): Fields | undefined {
-  return value !== null && typeof value === "object" ? (value as Fields) : undefined;
-}
 
 /**
  * Classifies a history entry. LangChain instances carry `type` (`"ai"`, `"tool"`); plain objects
@@ -44,23 +40,20 @@ function messageKindByRole(fields: Fields, type: unknown): MessageKind {
   return MessageKind.Other;
 }
 
-/** Whether a `tool_calls` entry is a call at all: entries that are not objects are junk, skipped. */
+/**
+ * Whether a `tool_calls` entry is a call at all: entries that are not objects are junk, skipped.
+ * Any object counts, an array too (unlike `fieldsOf`): the engine gives every call it counts an
+ * id, and the wire readers count the same entries.
+ */
 export function isToolCallEntry(call: unknown): boolean {
   return call !== null && typeof call === "object";
 }
 
 /** A call's id, or `undefined` when it is missing, empty or not a string. */
 export function toolCallIdOf(call: unknown): string | undefined {
-  const id = fieldsOf(call)?.id;
+  if (!isToolCallEntry(call)) return undefined;
+  const id = (call as Fields).id;
   return typeof id === "string" && id !== "" ? id : undefined;
-}
-
-/** A call's tool name (`name`, or `function.name` in the OpenAI shape), or `undefined`. */
-export function toolCallNameOf(call: unknown): string | undefined {
-  const fields = fieldsOf(call);
-  if (fields === undefined) return undefined;
-  const name = typeof fields.name === "string" ? fields.name : fieldsOf(fields.function)?.name;
-  return typeof name === "string" && name !== "" ? name : undefined;
 }
 
 /** The id of the call a tool message answers, or `undefined` when it has none. */

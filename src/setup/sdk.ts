@@ -26,7 +26,7 @@ import type { SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { ToolCallResilienceSetupError } from "./errors.js";
 
 /** The one peer dependency the setup entry point needs. */
-export const SDK_NODE_PACKAGE = "@opentelemetry/sdk-node";
+const SDK_NODE_PACKAGE = "@opentelemetry/sdk-node";
 
 const requireFromHere = createRequire(import.meta.url);
 const loaded = new Map<string, unknown>();

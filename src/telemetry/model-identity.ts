@@ -2,7 +2,26 @@
  * Which provider and model a request goes to, read from `request.model` the way LangChain's own
  * classes describe themselves, and mapped to the well-known `gen_ai.provider.name` values.
  */
-import { GEN_AI_PROVIDER_NAME_VALUES as PROVIDER, VALUE_UNKNOWN } from "./semconv.js";
+
+import * as semconv from "./semconv.js";
+import {
+  GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC,
+  GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK,
+  GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_INFERENCE,
+  GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI,
+  GEN_AI_PROVIDER_NAME_VALUE_COHERE,
+  GEN_AI_PROVIDER_NAME_VALUE_DEEPSEEK,
+  GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI,
+  GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI,
+  GEN_AI_PROVIDER_NAME_VALUE_GROQ,
+  GEN_AI_PROVIDER_NAME_VALUE_IBM_WATSONX_AI,
+  GEN_AI_PROVIDER_NAME_VALUE_MISTRAL_AI,
+  GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
+  GEN_AI_PROVIDER_NAME_VALUE_PERPLEXITY,
+  GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN,
+  GEN_AI_PROVIDER_NAME_VALUE_X_AI,
+  GEN_AI_REQUEST_MODEL_VALUE_UNKNOWN,
+} from "./semconv.js";
 
 /** The provider and model a request goes to; `"unknown"` where they cannot be found. */
 export interface ModelIdentity {
@@ -15,36 +34,45 @@ export interface ModelIdentity {
  * normalized to lower case with `_`, and the `gen_ai.provider.name` value each one means.
  */
 const PROVIDER_NAMES: ReadonlyMap<string, string> = new Map([
-  ["openai", PROVIDER.OPENAI],
-  ["azure", PROVIDER.AZURE_AI_OPENAI],
-  ["azure_openai", PROVIDER.AZURE_AI_OPENAI],
-  ["azure_ai_inference", PROVIDER.AZURE_AI_INFERENCE],
-  ["anthropic", PROVIDER.ANTHROPIC],
-  ["google", PROVIDER.GCP_GEMINI],
-  ["google_genai", PROVIDER.GCP_GEMINI],
-  ["googlegenerativeai", PROVIDER.GCP_GEMINI],
-  ["google_vertexai", PROVIDER.GCP_VERTEX_AI],
-  ["google_vertexai_web", PROVIDER.GCP_VERTEX_AI],
-  ["vertexai", PROVIDER.GCP_VERTEX_AI],
-  ["bedrock", PROVIDER.AWS_BEDROCK],
-  ["amazon_bedrock", PROVIDER.AWS_BEDROCK],
-  ["aws_bedrock", PROVIDER.AWS_BEDROCK],
-  ["bedrock_converse", PROVIDER.AWS_BEDROCK],
-  ["chat_bedrock_converse", PROVIDER.AWS_BEDROCK],
-  ["mistral", PROVIDER.MISTRAL_AI],
-  ["mistralai", PROVIDER.MISTRAL_AI],
-  ["mistral_ai", PROVIDER.MISTRAL_AI],
-  ["groq", PROVIDER.GROQ],
-  ["deepseek", PROVIDER.DEEPSEEK],
-  ["cohere", PROVIDER.COHERE],
-  ["xai", PROVIDER.X_AI],
-  ["x_ai", PROVIDER.X_AI],
-  ["perplexity", PROVIDER.PERPLEXITY],
-  ["ibm", PROVIDER.IBM_WATSONX_AI],
-  ["watsonx", PROVIDER.IBM_WATSONX_AI],
+  ["openai", GEN_AI_PROVIDER_NAME_VALUE_OPENAI],
+  ["azure", GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI],
+  ["azure_openai", GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI],
+  ["azure_ai_inference", GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_INFERENCE],
+  ["anthropic", GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC],
+  ["google", GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI],
+  ["google_genai", GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI],
+  ["googlegenerativeai", GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI],
+  ["google_vertexai", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
+  ["google_vertexai_web", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
+  ["vertexai", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
+  ["bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
+  ["amazon_bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
+  ["aws_bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
+  ["bedrock_converse", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
+  ["chat_bedrock_converse", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
+  ["mistral", GEN_AI_PROVIDER_NAME_VALUE_MISTRAL_AI],
+  ["mistralai", GEN_AI_PROVIDER_NAME_VALUE_MISTRAL_AI],
+  ["mistral_ai", GEN_AI_PROVIDER_NAME_VALUE_MISTRAL_AI],
+  ["groq", GEN_AI_PROVIDER_NAME_VALUE_GROQ],
+  ["deepseek", GEN_AI_PROVIDER_NAME_VALUE_DEEPSEEK],
+  ["cohere", GEN_AI_PROVIDER_NAME_VALUE_COHERE],
+  ["xai", GEN_AI_PROVIDER_NAME_VALUE_X_AI],
+  ["x_ai", GEN_AI_PROVIDER_NAME_VALUE_X_AI],
+  ["perplexity", GEN_AI_PROVIDER_NAME_VALUE_PERPLEXITY],
+  ["ibm", GEN_AI_PROVIDER_NAME_VALUE_IBM_WATSONX_AI],
+  ["watsonx", GEN_AI_PROVIDER_NAME_VALUE_IBM_WATSONX_AI],
 ]);
 
-const WELL_KNOWN_PROVIDERS: ReadonlySet<string> = new Set(Object.values(PROVIDER));
+/** Every well-known `gen_ai.provider.name` value: each `GEN_AI_PROVIDER_NAME_VALUE_*` but unknown. */
+const WELL_KNOWN_PROVIDERS: ReadonlySet<string> = new Set(
+  Object.entries(semconv)
+    .filter(
+      ([name, value]) =>
+        name.startsWith("GEN_AI_PROVIDER_NAME_VALUE_") &&
+        value !== GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN,
+    )
+    .map(([, value]) => String(value)),
+);
 
 /**
  * The `gen_ai.provider.name` value of a LangChain provider id: a well-known value where one
@@ -92,7 +120,10 @@ export function chatModelIdentityOf(
   inferProvider: ProviderInference,
 ): ModelIdentity {
   if (typeof chatModel !== "object" || chatModel === null) {
-    return { provider: VALUE_UNKNOWN, model: VALUE_UNKNOWN };
+    return {
+      provider: GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN,
+      model: GEN_AI_REQUEST_MODEL_VALUE_UNKNOWN,
+    };
   }
   const known = identities.get(chatModel);
   if (known !== undefined) return known;
@@ -126,8 +157,9 @@ function readIdentity(
     : (nonEmpty(ls.ls_provider) ?? nonEmpty(attempt(() => callMethod(chatModel, "_llmType"))));
 
   return {
-    provider: providerId === undefined ? VALUE_UNKNOWN : genAiProviderName(providerId),
-    model: model ?? VALUE_UNKNOWN,
+    provider:
+      providerId === undefined ? GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN : genAiProviderName(providerId),
+    model: model ?? GEN_AI_REQUEST_MODEL_VALUE_UNKNOWN,
   };
 }
 

@@ -15,6 +15,8 @@
  *   as it is.
  */
 
+import { fieldsOf } from "../core/fields.js";
+
 /** The one answer for a request that offers no tools, shared so that nothing is allocated. */
 const NO_TOOLS: ReadonlySet<string> = new Set();
 
@@ -26,8 +28,6 @@ const SINGLE_TOOL_FIELDS = ["function", "custom", "toolSpec"] as const;
 
 /** The fields under which one Gemini tool lists the declarations of many functions. */
 const DECLARATION_LIST_FIELDS = ["functionDeclarations", "function_declarations"] as const;
-
-type Fields = Record<string, unknown>;
 
 /**
  * The names of the tools a request offers, in every shape that LangChain's provider packages bind
@@ -95,8 +95,4 @@ function addDeclaredNames(declarations: unknown, names: Set<string>): void {
 
 function addName(name: unknown, names: Set<string>): void {
   if (typeof name === "string" && name !== "") names.add(name);
-}
-
-function fieldsOf(value: unknown): Fields | undefined {
-  return value !== null && typeof value === "object" ? (value as Fields) : undefined;
 }

@@ -5,7 +5,7 @@
  * before the model, a later hook failed) is handed back, to be recorded without it.
  */
 import type { HistoryPlace } from "./call-identity.js";
-import type { Inspection } from "./recorder.js";
+import type { Inspection } from "./inspection.js";
 
 /** Most histories with inspections waiting at once; beyond it the oldest one's are handed back. */
 const MAX_WAITING_HISTORIES = 10_000;

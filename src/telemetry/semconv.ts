@@ -8,6 +8,9 @@
  * at run time. A test checks each copy against the published package.
  */
 
+import type { PlaceholderReason } from "../core/locales.js";
+import { REPAIR_KINDS, type RepairKind } from "../core/repair-kinds.js";
+
 /** Name of the meter and the tracer. */
 export const INSTRUMENTATION_SCOPE_NAME = "tool-call-resilience" as const;
 
@@ -89,7 +92,7 @@ export const ATTR_GEN_AI_REQUEST_MODEL = "gen_ai.request.model" as const;
 export const ATTR_GEN_AI_AGENT_NAME = "gen_ai.agent.name" as const;
 /** The conversation: the LangGraph thread id. */
 export const ATTR_GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id" as const;
-/** The tool's name; {@link TOOL_NAME_VALUE_OTHER} on metrics when the request does not offer it. */
+/** The tool's name; {@link GEN_AI_TOOL_NAME_VALUE_OTHER} on metrics when the request does not offer it. */
 export const ATTR_GEN_AI_TOOL_NAME = "gen_ai.tool.name" as const;
 /** The tool call's id. */
 export const ATTR_GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id" as const;
@@ -132,51 +135,95 @@ export const OUTCOME_VALUE_REPAIRED = "repaired" as const;
 export const OUTCOME_VALUE_FAILED_OPEN = "failed_open" as const;
 
 /** Reason: the call's run stopped before its result was written. */
-export const REASON_VALUE_INTERRUPTED = "interrupted" as const;
+export const REASON_VALUE_INTERRUPTED = "interrupted" as const satisfies PlaceholderReason;
 /** Reason: the call's arguments could not be parsed, so the tool never ran. */
-export const REASON_VALUE_INVALID_ARGUMENTS = "invalid_arguments" as const;
+export const REASON_VALUE_INVALID_ARGUMENTS =
+  "invalid_arguments" as const satisfies PlaceholderReason;
+
+// The repair kinds are defined once, in the engine's table; these are its metric values.
 
 /** Repair kind: a placeholder result was inserted for a dangling call. */
-export const REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED = "placeholder_inserted" as const;
+export const REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED = REPAIR_KINDS.placeholder_inserted.metricValue;
 /** Repair kind: a result separated from its call was moved back. */
-export const REPAIR_KIND_VALUE_RESULT_MOVED = "result_moved" as const;
+export const REPAIR_KIND_VALUE_RESULT_MOVED = REPAIR_KINDS.result_moved.metricValue;
 /** Repair kind: a result answering no call was dropped. */
-export const REPAIR_KIND_VALUE_ORPHAN_DROPPED = "orphan_dropped" as const;
+export const REPAIR_KIND_VALUE_ORPHAN_DROPPED = REPAIR_KINDS.orphan_dropped.metricValue;
 /** Repair kind: a call without an id, or with an id another call of its message has, was given one. */
-export const REPAIR_KIND_VALUE_ID_ASSIGNED = "id_assigned" as const;
+export const REPAIR_KIND_VALUE_ID_ASSIGNED = REPAIR_KINDS.id_assigned.metricValue;
 /** Repair kind: a call whose name was missing or empty where a client reads it was given one. */
-export const REPAIR_KIND_VALUE_NAME_ASSIGNED = "name_assigned" as const;
+export const REPAIR_KIND_VALUE_NAME_ASSIGNED = REPAIR_KINDS.name_assigned.metricValue;
 /**
  * Repair kind: a call only some providers' clients send (a raw OpenAI-shaped call, an Anthropic
  * `tool_use` block, a v1 `tool_call` block, a Responses output item) was written where the other
  * clients read calls, so that every client sends it (target `"any"`).
  */
-export const REPAIR_KIND_VALUE_CALL_LISTED = "call_listed" as const;
+export const REPAIR_KIND_VALUE_CALL_LISTED = REPAIR_KINDS.call_listed.metricValue;
+
+/**
+ * Every repair kind's metric value, by kind. Its type holds each kind of the engine's table to a
+ * `REPAIR_KIND_VALUE_*` constant above, so a new kind does not go unnamed here.
+ *
+ * @example
+ * ```ts
+ * counter.add(1, { [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUES[repair.kind] });
+ * ```
+ */
+export const REPAIR_KIND_VALUES = Object.freeze({
+  placeholder_inserted: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  result_moved: REPAIR_KIND_VALUE_RESULT_MOVED,
+  orphan_dropped: REPAIR_KIND_VALUE_ORPHAN_DROPPED,
+  id_assigned: REPAIR_KIND_VALUE_ID_ASSIGNED,
+  name_assigned: REPAIR_KIND_VALUE_NAME_ASSIGNED,
+  call_listed: REPAIR_KIND_VALUE_CALL_LISTED,
+} as const) satisfies { readonly [Kind in RepairKind]: (typeof REPAIR_KINDS)[Kind]["metricValue"] };
 
 /**
  * Tool name recorded on metrics for a tool the request does not offer: a model can invent any
  * name, and each would otherwise become a new series.
  */
-export const TOOL_NAME_VALUE_OTHER = "_OTHER" as const;
+export const GEN_AI_TOOL_NAME_VALUE_OTHER = "_OTHER" as const;
 
-/** Provider, model or agent name that could not be found. */
-export const VALUE_UNKNOWN = "unknown" as const;
+/** Provider recorded when the model's provider could not be found. */
+export const GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN = "unknown" as const;
+/** Model recorded when the model's name could not be found. */
+export const GEN_AI_REQUEST_MODEL_VALUE_UNKNOWN = "unknown" as const;
+/** Agent recorded when the run names no agent. */
+export const GEN_AI_AGENT_NAME_VALUE_UNKNOWN = "unknown" as const;
 
-/** Well-known `gen_ai.provider.name` values, copied from the semantic conventions. */
-export const GEN_AI_PROVIDER_NAME_VALUES = Object.freeze({
-  ANTHROPIC: "anthropic",
-  AWS_BEDROCK: "aws.bedrock",
-  AZURE_AI_INFERENCE: "azure.ai.inference",
-  AZURE_AI_OPENAI: "azure.ai.openai",
-  COHERE: "cohere",
-  DEEPSEEK: "deepseek",
-  GCP_GEMINI: "gcp.gemini",
-  GCP_GEN_AI: "gcp.gen_ai",
-  GCP_VERTEX_AI: "gcp.vertex_ai",
-  GROQ: "groq",
-  IBM_WATSONX_AI: "ibm.watsonx.ai",
-  MISTRAL_AI: "mistral_ai",
-  OPENAI: "openai",
-  PERPLEXITY: "perplexity",
-  X_AI: "x_ai",
-} as const);
+/**
+ * `error.type` of a failure that is not an `Error`, so has no class to name: the semantic
+ * conventions' fallback value, copied from them.
+ */
+export const ERROR_TYPE_VALUE_OTHER = "_OTHER" as const;
+
+// Well-known `gen_ai.provider.name` values, copied from the semantic conventions.
+/** Provider: `anthropic`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC = "anthropic" as const;
+/** Provider: `aws.bedrock`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK = "aws.bedrock" as const;
+/** Provider: `azure.ai.inference`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_INFERENCE = "azure.ai.inference" as const;
+/** Provider: `azure.ai.openai`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI = "azure.ai.openai" as const;
+/** Provider: `cohere`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_COHERE = "cohere" as const;
+/** Provider: `deepseek`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_DEEPSEEK = "deepseek" as const;
+/** Provider: `gcp.gemini`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI = "gcp.gemini" as const;
+/** Provider: `gcp.gen_ai`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_GCP_GEN_AI = "gcp.gen_ai" as const;
+/** Provider: `gcp.vertex_ai`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI = "gcp.vertex_ai" as const;
+/** Provider: `groq`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_GROQ = "groq" as const;
+/** Provider: `ibm.watsonx.ai`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_IBM_WATSONX_AI = "ibm.watsonx.ai" as const;
+/** Provider: `mistral_ai`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_MISTRAL_AI = "mistral_ai" as const;
+/** Provider: `openai`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_OPENAI = "openai" as const;
+/** Provider: `perplexity`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_PERPLEXITY = "perplexity" as const;
+/** Provider: `x_ai`. */
+export const GEN_AI_PROVIDER_NAME_VALUE_X_AI = "x_ai" as const;

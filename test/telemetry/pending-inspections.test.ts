@@ -1,8 +1,8 @@
 /** Where a `persist` repair waits for the model call of its history. */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { HistoryPlace } from "../../src/telemetry/call-identity.js";
+import type { Inspection } from "../../src/telemetry/inspection.js";
 import { MODEL_CALL_WAIT_MS, PendingInspections } from "../../src/telemetry/pending-inspections.js";
-import type { Inspection } from "../../src/telemetry/recorder.js";
 
 function inspection(messageCount: number): Inspection {
   return { outcome: "repaired", repairs: [], messageCount, startedAt: 0, endedAt: 1 };

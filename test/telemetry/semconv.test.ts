@@ -20,11 +20,32 @@ describe("semconv", () => {
     expect(semconv.ATTR_ERROR_TYPE).toBe(upstream.ATTR_ERROR_TYPE);
   });
 
-  it("lists every well-known gen_ai.provider.name value, and only those", () => {
-    const published = Object.entries(incubating)
-      .filter(([name]) => name.startsWith("GEN_AI_PROVIDER_NAME_VALUE_"))
-      .map(([name, value]) => [name.slice("GEN_AI_PROVIDER_NAME_VALUE_".length), value]);
-    expect(Object.entries(semconv.GEN_AI_PROVIDER_NAME_VALUES).sort()).toEqual(published.sort());
+  it("copies every well-known gen_ai.provider.name value as published, and adds only unknown", () => {
+    const valuesIn = (names: object) =>
+      Object.entries(names)
+        .filter(([name]) => name.startsWith("GEN_AI_PROVIDER_NAME_VALUE_"))
+        .sort(([a], [b]) => a.localeCompare(b));
+    const ours = valuesIn(semconv).filter(
+      ([name]) => name !== "GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN",
+    );
+    expect(ours).toEqual(valuesIn(incubating));
+    expect(semconv.GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN).toBe("unknown");
+  });
+
+  it("copies error.type's fallback value as published", () => {
+    expect(semconv.ERROR_TYPE_VALUE_OTHER).toBe(upstream.ERROR_TYPE_VALUE_OTHER);
+  });
+
+  it("names each attribute value after its attribute, as the semantic conventions do", () => {
+    const attributes = Object.keys(semconv)
+      .filter((name) => name.startsWith("ATTR_"))
+      .map((name) => name.slice("ATTR_".length));
+    const values = Object.keys(semconv).filter((name) => name.includes("_VALUE_"));
+    expect(values.length).toBeGreaterThan(0);
+    for (const value of values) {
+      const attribute = value.slice(0, value.indexOf("_VALUE_"));
+      expect(attributes, `${value} belongs to no ATTR_ constant`).toContain(attribute);
+    }
   });
 
   it("names every metric under the tool_call_resilience namespace, in lower snake case", () => {

@@ -8,18 +8,11 @@ import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import { unrepairedModelOf } from "./attach/chat-model.js";
 import { LANGCHAIN_MESSAGES } from "./attach/langchain.js";
-import type { ToolCallRepairOptions } from "./attach/options.js";
-import {
-  callRepaired,
-  historyPlaceOf,
-  log,
-  repairerFrom,
-  repairRequest,
-  targetOfRequest,
-  toolCallRepairOptionNames,
-  toolCallRepairOptionsShape,
-} from "./attach/repairer.js";
-import { optionsError } from "./core/policy.js";
+import { log } from "./attach/logging.js";
+import { toolCallRepairOptionsShape } from "./attach/options.js";
+import { callRepaired, repairerFrom, repairRequest } from "./attach/repairer.js";
+import { historyPlaceOf, targetOfRequest } from "./attach/request.js";
+import { optionsError } from "./core/errors.js";
 import { PendingInspections } from "./telemetry/pending-inspections.js";
 import { OUTCOME_VALUE_CLEAN } from "./telemetry/semconv.js";
 
@@ -33,26 +26,43 @@ import { OUTCOME_VALUE_CLEAN } from "./telemetry/semconv.js";
  */
 export const MIDDLEWARE_NAME = "DanglingToolCallMiddleware";
 
-export type { LocaleRequest, LocaleResolver, RepairLogger } from "./attach/options.js";
-
-/** Options of {@link danglingToolCallMiddleware}: the shared options, plus `persist`. */
-export interface DanglingToolCallMiddlewareOptions extends ToolCallRepairOptions {
+/** The option only the middleware has. */
+const persistOptionShape = {
   /**
    * Also write the repaired history back to the thread's state, once, when a repair is needed, so
    * a checkpointed thread is repaired for good. Off by default: the request is repaired and the
    * stored history is left as it was.
    * @default false
    */
-  persist?: boolean;
-}
+  persist: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Also write the repaired history to the thread's state, once (a `beforeModel` hook returning `RemoveMessage(REMOVE_ALL_MESSAGES)` and the repaired list), so a checkpointed thread is repaired for good.",
+    ),
+};
 
-const middlewareOptionsSchema = z.strictObject({
-  ...toolCallRepairOptionsShape,
-  persist: z.boolean().default(false),
-});
+/** The middleware's options, field by field: the shared ones and `persist`. */
+const danglingToolCallMiddlewareOptionsShape: typeof toolCallRepairOptionsShape &
+  typeof persistOptionShape = { ...toolCallRepairOptionsShape, ...persistOptionShape };
 
-/** The option names, for checks that the docs list every one; not part of the public surface. */
-export const middlewareOptionNames: readonly string[] = [...toolCallRepairOptionNames, "persist"];
+/**
+ * The options of {@link danglingToolCallMiddleware}, defined once: the shared options of every
+ * attachment ({@link toolCallRepairOptionsShape}), plus `persist`. Each field carries its TSDoc and
+ * the `describe` text the README's options table repeats.
+ */
+export const danglingToolCallMiddlewareOptionsSchema: z.ZodObject<
+  typeof danglingToolCallMiddlewareOptionsShape,
+  z.core.$strict
+> = z.strictObject(danglingToolCallMiddlewareOptionsShape);
+
+/**
+ * Options of {@link danglingToolCallMiddleware}: the shared options, plus `persist`. The type is
+ * what {@link danglingToolCallMiddlewareOptionsSchema} accepts; each option is documented there.
+ */
+export type DanglingToolCallMiddlewareOptions = z.input<
+  typeof danglingToolCallMiddlewareOptionsSchema
+>;
 
 /** The wrapped models the double attachment was logged for. */
 const warnedOfModel = new WeakSet<object>();
@@ -82,15 +92,8 @@ const persistedContextSchema = z.object({ locale: z.unknown().optional() });
  * Fail-open: if the repair itself fails, it logs and calls the handler with the original request.
  * Errors from the handler propagate unchanged.
  *
- * @param options.placeholder - template, reason map, or function for the placeholder text
- * @param options.locale - BCP 47 tag or per-request resolver for the built-in texts
- * @param options.window - repair only the last N messages
- * @param options.markSynthetic - mark inserted messages (default `true`)
- * @param options.orphans - `"drop"` (default) or `"keep"`
- * @param options.misplaced - `"regroup"` (default) or `"keep"`
- * @param options.logger - where log lines go (default `console`, repeated repairs only with
- *   `NODE_DEBUG=tool-call-resilience`); `false` silences them
- * @param options.persist - also write the repair to the thread's state (default `false`)
+ * @param options - every option is optional; each is documented on its field of
+ *   {@link DanglingToolCallMiddlewareOptions} (the README's options table lists them all)
  * @throws {ToolCallResilienceOptionsError} when an option is invalid; the message names it.
  *
  * @example Basic
@@ -129,7 +132,7 @@ const persistedContextSchema = z.object({ locale: z.unknown().optional() });
  * ```
  */
 export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOptions = {}) {
-  const parsed = middlewareOptionsSchema.safeParse(options);
+  const parsed = danglingToolCallMiddlewareOptionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, MIDDLEWARE_NAME);
   const { persist, ...shared } = parsed.data;
   const repairer = repairerFrom(shared, "Tool-call middleware", LANGCHAIN_MESSAGES);

@@ -4,14 +4,28 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { USAGE } from "../src/cli/arguments.js";
 import { PROBLEMS } from "../src/cli/audit-thread.js";
-import { USAGE } from "../src/cli/run.js";
 import { repairOptionsShape } from "../src/core/policy.js";
 import { genAiProviderName, PLACEHOLDER_CATALOG, PLACEHOLDER_REASONS } from "../src/index.js";
-import { middlewareOptionNames } from "../src/middleware.js";
+import { danglingToolCallMiddlewareOptionsSchema } from "../src/middleware.js";
 import { otlpOptionNames } from "../src/setup/otlp.js";
-import { startTelemetryOptionNames } from "../src/setup/start.js";
+import { otlpObjectSchema } from "../src/setup/otlp-options.js";
+import {
+  startTelemetryOptionNames,
+  startTelemetryOptionsSchema,
+} from "../src/setup/start-options.js";
+import { threadMetricsProducerOptionsSchema } from "../src/setup/thread-metrics.js";
+import { viewsOptionsSchema } from "../src/setup/views.js";
 import * as semconv from "../src/telemetry/semconv.js";
+
+const middlewareOptions: Record<string, { readonly description?: string | undefined }> =
+  danglingToolCallMiddlewareOptionsSchema.shape;
+
+const startTelemetryOptions: Record<string, { readonly description?: string | undefined }> =
+  startTelemetryOptionsSchema.shape;
+const otlpOptions: Record<string, { readonly description?: string | undefined }> =
+  otlpObjectSchema.shape;
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const telemetryDoc = readFileSync(new URL("../docs/telemetry.md", import.meta.url), "utf8");
@@ -52,10 +66,30 @@ describe("README", () => {
 
   it("lists every option, and only those, in the options table", () => {
     const documented = firstColumn(tableRowsAfter("## Options"));
-    expect([...documented].sort()).toEqual([...middlewareOptionNames].sort());
+    expect([...documented].sort()).toEqual(Object.keys(middlewareOptions).sort());
     // The engine's options come first, as the text before the table says.
     const engine = Object.keys(repairOptionsShape);
     expect(documented.slice(0, engine.length).sort()).toEqual(engine.sort());
+  });
+
+  it("describes each option in the options table with the words of its schema", () => {
+    const rows = tableRowsAfter("## Options").map(cellsOf);
+    const documented = rows.map((cells) => [unquote(cells[0]), withoutLinks(cells[3] ?? "")]);
+    const described = rows.map((cells) => {
+      const name = unquote(cells[0]);
+      return [name, middlewareOptions[name]?.description];
+    });
+    expect(documented).toEqual(described);
+  });
+
+  it("has a description for every option of the engine and of the middleware", () => {
+    const shapes = [repairOptionsShape, middlewareOptions];
+    const undescribed = shapes.flatMap((shape) =>
+      Object.entries(shape)
+        .filter(([, field]) => (field.description ?? "").trim() === "")
+        .map(([name]) => name),
+    );
+    expect(undescribed).toEqual([]);
   });
 
   it("lists every option of the audit command, and only those, as its --help does", () => {
@@ -87,6 +121,47 @@ describe("README", () => {
       tableRowsAfter("takes these options (`OtlpOptions`)", telemetryDoc, "docs/telemetry.md"),
     );
     expect(documented.sort()).toEqual([...otlpOptionNames].sort());
+  });
+
+  it("describes each startTelemetry option in its table with the words of its schema", () => {
+    const rows = tableRowsAfter("## Starting OpenTelemetry", telemetryDoc, "docs/telemetry.md").map(
+      cellsOf,
+    );
+    const documented = rows.map((cells) => [unquote(cells[0]), withoutLinks(cells[3] ?? "")]);
+    const described = rows.map((cells) => {
+      const name = unquote(cells[0]);
+      return [name, startTelemetryOptions[name]?.description];
+    });
+    expect(documented).toEqual(described);
+  });
+
+  it("describes each OTLP option of startTelemetry in its table with the words of its schema", () => {
+    const rows = tableRowsAfter(
+      "takes these options (`OtlpOptions`)",
+      telemetryDoc,
+      "docs/telemetry.md",
+    ).map(cellsOf);
+    const documented = rows.map((cells) => [unquote(cells[0]), withoutLinks(cells[3] ?? "")]);
+    const described = rows.map((cells) => {
+      const name = unquote(cells[0]);
+      return [name, otlpOptions[name]?.description];
+    });
+    expect(documented).toEqual(described);
+  });
+
+  it("has a description for every option of the setup entry point", () => {
+    const shapes: Record<string, Record<string, { readonly description?: string | undefined }>> = {
+      startTelemetry: startTelemetryOptions,
+      otlp: otlpOptions,
+      recommendedViews: viewsOptionsSchema.shape,
+      threadMetricsProducer: threadMetricsProducerOptionsSchema.shape,
+    };
+    const undescribed = Object.entries(shapes).flatMap(([owner, shape]) =>
+      Object.entries(shape)
+        .filter(([, field]) => (field.description ?? "").trim() === "")
+        .map(([name]) => `${owner}: ${name}`),
+    );
+    expect(undescribed).toEqual([]);
   });
 
   it("names every telemetry constant the code has, in the README or the telemetry reference", () => {
@@ -133,7 +208,11 @@ describe("README", () => {
     expect(rows.length).toBeGreaterThan(10);
     for (const cells of rows) {
       const expected = unquote(cells[1]);
-      expect(Object.values(semconv.GEN_AI_PROVIDER_NAME_VALUES)).toContain(expected);
+      expect(
+        Object.entries(semconv)
+          .filter(([name]) => name.startsWith("GEN_AI_PROVIDER_NAME_VALUE_"))
+          .map(([, value]) => value),
+      ).toContain(expected);
       for (const id of (cells[0] ?? "").split(", "))
         expect(genAiProviderName(unquote(id))).toBe(expected);
     }
@@ -185,6 +264,11 @@ function cellsOf(row: string): string[] {
 
 function firstColumn(rows: string[]): string[] {
   return rows.map((row) => unquote(cellsOf(row)[0]));
+}
+
+/** A table cell as plain words: each Markdown link `[text](target)` becomes its text. */
+function withoutLinks(cell: string): string {
+  return cell.replace(/\[([^\]]+)\]\([^)]+\)/g, "$1");
 }
 
 function unquote(cell: string | undefined): string {

@@ -9,7 +9,8 @@ import { ensureConfig, RunnableBinding } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { LANGCHAIN_MESSAGES } from "./langchain.js";
 import type { ToolCallRepairOptions } from "./options.js";
-import { callRepaired, createRepairer, type ModelRequestLike, type Repairer } from "./repairer.js";
+import { callRepaired, createRepairer, type Repairer } from "./repairer.js";
+import type { ModelRequestLike } from "./request.js";
 
 /** The methods whose input arrives here and is repaired; everything else is built on them. */
 const REPAIRED = new Set<PropertyKey>(["invoke", "_streamIterator", "streamEvents"]);

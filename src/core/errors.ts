@@ -1,4 +1,10 @@
 /**
+ * The errors the library throws on purpose, the guards that recognise them, and the one way a
+ * failed options parse becomes such an error.
+ */
+import type { z } from "zod/v4";
+
+/**
  * Base class of every error this library throws on purpose.
  *
  * The library only throws at construction time, for bad options; at call time it fails open.
@@ -61,7 +67,49 @@ export class ToolCallResilienceOptionsError extends ToolCallResilienceError {
 }
 
 /**
- * Tells whether a value is an error thrown by this library.
+ * Turns a failed parse into the library's named options error, keeping the zod error as `cause`.
+ *
+ * @param subject - what the options are for, as the message names it (e.g. `"repair"`)
+ */
+export function optionsError(error: z.ZodError, subject: string): ToolCallResilienceOptionsError {
+  const problems: OptionsProblem[] = error.issues.map((issue) => ({
+    path: issue.path.map(String).join("."),
+    message:
+      issue.code === "unrecognized_keys"
+        ? `unknown ${issue.path.length === 0 ? "option" : "key"}(s) ${issue.keys.join(", ")}`
+        : issue.message,
+  }));
+  return new ToolCallResilienceOptionsError(problems, { cause: error, subject });
+}
+
+/**
+ * The `name` of the error `tool-call-resilience/setup` throws (`ToolCallResilienceSetupError`),
+ * defined here so that {@link isToolCallResilienceError} knows it without loading the optional
+ * setup entry, whose class takes its name from here.
+ */
+export const SETUP_ERROR_NAME = "ToolCallResilienceSetupError";
+
+/**
+ * Every `name` an error of this library carries. The guards read it as well as `instanceof`: an
+ * application may load two copies of the package (two versions in `node_modules`, or the ESM and a
+ * bundled copy), and an error thrown by one copy is no instance of the other's classes.
+ */
+const ERROR_NAMES: ReadonlySet<string> = new Set([
+  "ToolCallResilienceError",
+  "ToolCallResilienceOptionsError",
+  SETUP_ERROR_NAME,
+]);
+
+/** The `name` of a value, when it is an object that has a string one. */
+export function nameOf(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { name } = value as { name?: unknown };
+  return typeof name === "string" ? name : undefined;
+}
+
+/**
+ * Tells whether a value is an error thrown by this library, by this copy of the package or by
+ * another one loaded in the same process.
  *
  * @example
  * ```ts
@@ -69,11 +117,14 @@ export class ToolCallResilienceOptionsError extends ToolCallResilienceError {
  * ```
  */
 export function isToolCallResilienceError(error: unknown): error is ToolCallResilienceError {
-  return error instanceof ToolCallResilienceError;
+  if (error instanceof ToolCallResilienceError) return true;
+  const name = nameOf(error);
+  return name !== undefined && ERROR_NAMES.has(name);
 }
 
 /**
- * Tells whether a value is a {@link ToolCallResilienceOptionsError}.
+ * Tells whether a value is a {@link ToolCallResilienceOptionsError}, from this copy of the package
+ * or from another one (then by its `name` and its `problems` list).
  *
  * @example
  * ```ts
@@ -81,5 +132,9 @@ export function isToolCallResilienceError(error: unknown): error is ToolCallResi
  * ```
  */
 export function isOptionsError(error: unknown): error is ToolCallResilienceOptionsError {
-  return error instanceof ToolCallResilienceOptionsError;
+  if (error instanceof ToolCallResilienceOptionsError) return true;
+  return (
+    nameOf(error) === "ToolCallResilienceOptionsError" &&
+    Array.isArray((error as { problems?: unknown }).problems)
+  );
 }

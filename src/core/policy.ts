@@ -3,7 +3,7 @@
  * that the engine trusts.
  */
 import { z } from "zod/v4";
-import { type OptionsProblem, ToolCallResilienceOptionsError } from "./errors.js";
+import { optionsError } from "./errors.js";
 import { isWellFormedLocale, PLACEHOLDER_REASONS, type PlaceholderReason } from "./locales.js";
 import {
   type PlaceholderFunction,
@@ -12,66 +12,6 @@ import {
   unknownTemplateVariables,
 } from "./placeholder.js";
 import { REPAIR_TARGETS, type RepairTarget } from "./wire.js";
-
-/** What to do with a tool result that answers no earlier call. */
-export type OrphanPolicy = "drop" | "keep";
-/** What to do with a tool result separated from its call by another message. */
-export type MisplacedPolicy = "regroup" | "keep";
-
-/** Options of the repair engine. Every field is optional; the defaults suit most agents. */
-export interface RepairOptions {
-  /**
-   * The text of placeholder tool messages: a template using `{tool_name}` and `{tool_call_id}`
-   * for every reason, a map from reason to template (reasons left out use the catalog), or a
-   * function of a {@link PlaceholderContext}.
-   * @default the built-in catalog text for the locale
-   * @example
-   * ```ts
-   * { placeholder: "[{tool_name} was stopped before it answered.]" }
-   * ```
-   */
-  placeholder?: string | Partial<Record<PlaceholderReason, string>> | PlaceholderFunction;
-  /**
-   * BCP 47 tag of the catalog text to use, for example `"ja"` or `"zh-Hant-TW"`. Unknown tags
-   * fall back to English.
-   * @default "en"
-   */
-  locale?: string;
-  /**
-   * Repair only calls in the last `window` messages; everything before passes through untouched
-   * and costs nothing.
-   * @default the whole history
-   */
-  window?: number;
-  /**
-   * Mark inserted messages with `response_metadata.synthetic = true` and their reason.
-   * @default true
-   */
-  markSynthetic?: boolean;
-  /**
-   * `"drop"` removes tool results that answer no earlier call from the request; `"keep"` leaves them.
-   * @default "drop"
-   */
-  orphans?: OrphanPolicy;
-  /**
-   * `"regroup"` moves a result separated from its call into the group right after the call;
-   * `"keep"` leaves it where it is.
-   * @default "regroup"
-   */
-  misplaced?: MisplacedPolicy;
-  /**
-   * The client whose converter the repaired history is for: `"openai-completions"` (ChatOpenAI on
-   * Chat Completions), `"openai-responses"` (ChatOpenAI on the Responses API), `"anthropic"`
-   * (ChatAnthropic), or `"any"`, a history every one of them sends alike. The attachments read it
-   * from the request's model; see the README's "Which client a repair is for".
-   * @default "any"
-   * @example
-   * ```ts
-   * repairToolCalls(history, { target: "openai-responses" });
-   * ```
-   */
-  target?: RepairTarget;
-}
 
 /** A validated, frozen repair policy. Build it once with {@link createRepairPolicy}. */
 export interface RepairPolicy {
@@ -107,8 +47,29 @@ export const localeTagSchema = z.string().refine(isWellFormedLocale, {
   error: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
 });
 
-/** The options schema shared by the engine and the middleware (which widens `locale`). */
+/** The schema of a repair target; the attachments add `"auto"`. */
+export function targetSchema() {
+  return z.enum(REPAIR_TARGETS, {
+    error: `expected one of ${REPAIR_TARGETS.map((target) => `"${target}"`).join(", ")}`,
+  });
+}
+
+/**
+ * The engine's options, each defined once: its validation, its TSDoc (which editors show through
+ * {@link RepairOptions}) and its `describe` text (which the README's options table repeats). The
+ * attachments spread it into their own shape and widen `locale` and `target`.
+ */
 export const repairOptionsShape = {
+  /**
+   * The text of placeholder tool messages: a template using `{tool_name}` and `{tool_call_id}`
+   * for every reason, a map from reason to template (reasons left out use the catalog), or a
+   * function of a {@link PlaceholderContext}.
+   * @default the built-in catalog text for the locale
+   * @example
+   * ```ts
+   * { placeholder: "[{tool_name} was stopped before it answered.]" }
+   * ```
+   */
   placeholder: z
     .union(
       [
@@ -118,50 +79,100 @@ export const repairOptionsShape = {
       ],
       { error: "expected a template string, a map from reason to template, or a function" },
     )
-    .optional(),
-  locale: localeTagSchema.optional(),
+    .optional()
+    .describe(
+      "A template, which may use `{tool_name}` and `{tool_call_id}` (an unknown `{variable}` is rejected); a map of templates per reason; or a function of `{ toolName, toolCallId, reason, locale, defaultText }`, whose errors and empty answers fall back to the catalog text.",
+    ),
+  /**
+   * BCP 47 tag of the catalog text to use, for example `"ja"` or `"zh-Hant-TW"`. Unknown tags
+   * fall back to English.
+   * @default "en"
+   */
+  locale: localeTagSchema
+    .optional()
+    .describe(
+      'BCP 47 tag of the catalog text, for example `"ja"` or `"zh-Hant-TW"`. Unknown tags fall back to English; a malformed tag is rejected.',
+    ),
+  /**
+   * Repair only calls in the last `window` messages; everything before passes through untouched
+   * and costs nothing.
+   * @default the whole history
+   */
   window: z
     .number({ error: "expected a whole number of messages, at least 1" })
     .int({ error: "expected a whole number of messages (a safe integer), at least 1" })
     .min(1, { error: "expected a whole number of messages, at least 1" })
-    .optional(),
-  markSynthetic: z.boolean().default(true),
-  orphans: z.enum(["drop", "keep"]).default("drop"),
-  misplaced: z.enum(["regroup", "keep"]).default("regroup"),
-  target: targetSchema().default("any"),
+    .optional()
+    .describe(
+      "Repair only calls in the last `window` messages; the rest is not even read, so a clean request costs O(window). Orphans are dropped only when the window covers the whole history, since a result's call may lie before it.",
+    ),
+  /**
+   * Mark inserted messages with `response_metadata.synthetic = true` and their reason.
+   * @default true
+   */
+  markSynthetic: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Inserted messages carry `response_metadata: { synthetic: true, synthetic_reason }`, which LangChain's converters never send to the provider.",
+    ),
+  /**
+   * `"drop"` removes tool results that answer no earlier call from the request; `"keep"` leaves them.
+   * @default "drop"
+   */
+  orphans: z
+    .enum(["drop", "keep"])
+    .default("drop")
+    .describe("A tool result that answers no earlier call is dropped from the request, or kept."),
+  /**
+   * `"regroup"` moves a result separated from its call into the group right after the call;
+   * `"keep"` leaves it where it is.
+   * @default "regroup"
+   */
+  misplaced: z
+    .enum(["regroup", "keep"])
+    .default("regroup")
+    .describe(
+      "A result separated from its call by another message is moved into the group right after its call, or left where it is.",
+    ),
+  /**
+   * The client whose converter the repaired history is for: `"openai-completions"` (ChatOpenAI on
+   * Chat Completions), `"openai-responses"` (ChatOpenAI on the Responses API), `"anthropic"`
+   * (ChatAnthropic), or `"any"`, a history every one of them sends alike. The attachments read it
+   * from the request's model; see the README's "Which client a repair is for".
+   * @default "any"
+   * @example
+   * ```ts
+   * repairToolCalls(history, { target: "openai-responses" });
+   * ```
+   */
+  target: targetSchema()
+    .default("any")
+    .describe(
+      'The client whose converter the repaired history is for: `"openai-completions"`, `"openai-responses"`, `"anthropic"`, or `"any"`, a history every one of them sends alike.',
+    ),
 };
 
-/** The schema of a repair target; the attachments add `"auto"`. */
-export function targetSchema() {
-  return z.enum(REPAIR_TARGETS, {
-    error: `expected one of ${REPAIR_TARGETS.map((target) => `"${target}"`).join(", ")}`,
-  });
-}
+/** The engine's options, as {@link createRepairPolicy} validates them. */
+const repairOptionsSchema: z.ZodObject<typeof repairOptionsShape, z.core.$strict> =
+  z.strictObject(repairOptionsShape);
 
-const repairOptionsSchema = z.strictObject(repairOptionsShape);
+/**
+ * Options of the repair engine. Every field is optional; the defaults suit most agents. The type
+ * is what {@link repairOptionsShape} accepts, so the schema is its only definition.
+ */
+export type RepairOptions = z.input<typeof repairOptionsSchema>;
 
-/** Turns a failed parse into the library's named options error. */
-export function optionsError(error: z.ZodError, subject: string): ToolCallResilienceOptionsError {
-  const problems: OptionsProblem[] = error.issues.map((issue) => ({
-    path: issue.path.map(String).join("."),
-    message:
-      issue.code === "unrecognized_keys"
-        ? `unknown ${issue.path.length === 0 ? "option" : "key"}(s) ${issue.keys.join(", ")}`
-        : issue.message,
-  }));
-  return new ToolCallResilienceOptionsError(problems, { cause: error, subject });
-}
+/** The engine's options after validation, defaults filled in. */
+export type ParsedRepairOptions = z.output<typeof repairOptionsSchema>;
+
+/** What to do with a tool result that answers no earlier call. */
+export type OrphanPolicy = ParsedRepairOptions["orphans"];
+/** What to do with a tool result separated from its call by another message. */
+export type MisplacedPolicy = ParsedRepairOptions["misplaced"];
 
 /** Builds a policy from parsed options; the options have been validated already. */
-export function policyFrom(options: {
-  placeholder?: RepairOptions["placeholder"];
-  locale?: string | undefined;
-  window?: number | undefined;
-  markSynthetic: boolean;
-  orphans: OrphanPolicy;
-  misplaced: MisplacedPolicy;
-  target?: RepairTarget;
-}): RepairPolicy {
+export function policyFrom(options: ParsedRepairOptions): RepairPolicy {
   const { placeholder } = options;
   const source: PlaceholderSource =
     typeof placeholder === "function"
@@ -181,7 +192,7 @@ export function policyFrom(options: {
     markSynthetic: options.markSynthetic,
     orphans: options.orphans,
     misplaced: options.misplaced,
-    target: options.target ?? "any",
+    target: options.target,
   };
   Object.defineProperty(policy, REPAIR_POLICY, { value: true });
   return Object.freeze(policy);
@@ -190,13 +201,8 @@ export function policyFrom(options: {
 /**
  * Validates repair options once and returns a frozen policy for {@link repairToolCalls}.
  *
- * @param options.placeholder - template, reason map, or function for the placeholder text
- * @param options.locale - BCP 47 tag of the catalog text
- * @param options.window - repair only the last N messages
- * @param options.markSynthetic - mark inserted messages (default `true`)
- * @param options.orphans - `"drop"` (default) or `"keep"`
- * @param options.misplaced - `"regroup"` (default) or `"keep"`
- * @param options.target - the client the history is repaired for (default `"any"`)
+ * @param options - the engine's options ({@link RepairOptions}); each is documented on
+ *   {@link repairOptionsShape}
  * @throws {ToolCallResilienceOptionsError} when an option is missing its shape; the message names
  *   each bad option and what it expected.
  *

@@ -1,20 +1,18 @@
 /**
- * The one adapter interface over the engine for histories in a provider's native message format.
- * A {@link MessageFormat} says how to read a native message (its role, the calls it makes, the
- * results it carries) and how to write messages back (a placeholder, a copy with new ids, results
- * grouped the way the format groups them). Everything else — the matching, the policy, the
- * logging, the telemetry, failing open — is the engine's and the shared attachment steps', so no
- * adapter holds a copy of the algorithm.
+ * {@link repairInFormat}: the engine over a history in a native message format, read and written
+ * through its {@link MessageFormat} (`message-format.ts`). Everything else — the matching, the
+ * policy, the logging, the telemetry, failing open — is the engine's and the shared attachment
+ * steps', so no adapter holds a copy of the algorithm.
  *
  * The engine runs on views: one small plain object per part of a native message, which it reads
  * like any LangChain-shaped message. Its output is translated back, and every native message
  * whose parts all came through unchanged and in order is returned as the very same object.
  */
 
+import { logFailedOpen } from "../attach/logging.js";
 import type { LocaleRequest, ToolCallRepairOptions } from "../attach/options.js";
 import {
   createRepairer,
-  log,
   type MessageLibrary,
   type PreparedCall,
   prepareModelCall,
@@ -22,124 +20,24 @@ import {
   recordFailedOpen,
 } from "../attach/repairer.js";
 import type { PlaceholderReason } from "../core/locales.js";
+import { syntheticReasonOf } from "../core/placeholder-message.js";
 import { withWindow } from "../core/policy.js";
-import { type HistoryRepair, syntheticReasonOf, type ToolCallRepair } from "../core/repair.js";
+import { REPAIR_KINDS } from "../core/repair-kinds.js";
+import type { HistoryRepair, ToolCallRepair } from "../core/repair-log.js";
 import { plainToolMessage } from "../core/tool-message.js";
 import { type ModelIdentity, NO_PROVIDER_INFERENCE } from "../telemetry/model-identity.js";
-import { VALUE_UNKNOWN } from "../telemetry/semconv.js";
-
-/** A tool call as the engine needs to see it. */
-export interface FormatCall {
-  /** The call's id; `undefined` (or `""`) when it has none, and the engine assigns one. */
-  readonly id: string | undefined;
-  readonly name: string | undefined;
-  /** Set when the call's arguments could not be parsed (a cut-off stream). */
-  readonly invalidArguments?: boolean;
-}
-
-/** What one part of a native message is, as far as tool calling goes. */
-export type MessagePart =
-  | { readonly role: "assistant"; readonly calls: readonly FormatCall[] }
-  | { readonly role: "tool"; readonly toolCallId: string | undefined; readonly toolName?: string }
-  | { readonly role: "user" | "system" | "other" };
-
-/** A placeholder result to write in the format, for a call that has none. */
-export interface PlaceholderResult {
-  readonly toolCallId: string;
-  readonly toolName: string;
-  /** The placeholder's text, from the policy (template, function or locale catalog). */
-  readonly text: string;
-  readonly reason: PlaceholderReason;
-  /** Whether the policy asks to mark it as inserted (`markSynthetic`). */
-  readonly synthetic: boolean;
-}
-
-/** One item of the repaired history, handed to {@link MessageFormat.write} in order. */
-export type RepairedItem<M> =
-  /** A native message whose parts all came through unchanged and in order. */
-  | { readonly kind: "message"; readonly message: M }
-  /** One part of a native message, unchanged, whose message was split or changed around it. */
-  | { readonly kind: "part"; readonly message: M; readonly part: number }
-  /**
-   * An assistant part whose calls get new ids or names, in call order (`ids[k]` and `names[k]`
-   * for its k-th call; a call that had a name keeps it).
-   */
-  | {
-      readonly kind: "renamed_calls";
-      readonly message: M;
-      readonly part: number;
-      readonly ids: readonly string[];
-      readonly names: readonly string[];
-    }
-  /** A result part that answers its call under a new id. */
-  | {
-      readonly kind: "renamed_result";
-      readonly message: M;
-      readonly part: number;
-      readonly toolCallId: string;
-    }
-  /** A placeholder for a call without a result. */
-  | { readonly kind: "placeholder"; readonly placeholder: PlaceholderResult };
-
-/** A message written by {@link MessageFormat.write}, and the items it holds. */
-export interface WrittenMessage<M> {
-  readonly message: M;
-  /** Indices, in the sequence given to `write`, of the items this message holds. */
-  readonly items: readonly number[];
-}
-
-/**
- * How one native message format is read and written. Implement it to repair histories of a
- * format this library does not ship, with {@link repairInFormat}.
- *
- * @example A format of `{ from, calls?, answers? }` messages, one result per message
- * ```ts
- * const myFormat: MessageFormat<MyMessage> = {
- *   name: "my-format",
- *   provider: undefined,
- *   partsOf: (m) => [
- *     m.calls ? { role: "assistant", calls: m.calls.map((c) => ({ id: c.id, name: c.tool })) }
- *     : m.answers ? { role: "tool", toolCallId: m.answers }
- *     : { role: "user" },
- *   ],
- *   write: (items) => items.map((item, index) => ({ message: toMyMessage(item), items: [index] })),
- * };
- * const { messages } = repairInFormat(myFormat, history);
- * ```
- */
-export interface MessageFormat<M> {
-  /** The format's name, used in log lines and errors. */
-  readonly name: string;
-  /** The `gen_ai.provider.name` recorded for it, unless the options give one. */
-  readonly provider: string | undefined;
-  /** The parts of one native message, in order: one for most messages. Must not throw on junk. */
-  partsOf(message: M): readonly MessagePart[];
-  /** The native messages for the repaired sequence, each with the items it holds. */
-  write(items: readonly RepairedItem<M>[]): WrittenMessage<M>[];
-}
-
-/** Per-call settings of a native-format repair, for the telemetry and the placeholder texts. */
-export interface FormatRepairContext {
-  /** The conversation's id: recorded as `gen_ai.conversation.id`, and counts each call once. */
-  readonly threadId?: string;
-  /** The model the history is sent to, recorded as `gen_ai.request.model`. */
-  readonly model?: string;
-  /** The tools offered with the request (names or tool definitions), for the per-tool labels. */
-  readonly tools?: readonly unknown[];
-  /** BCP 47 tag of this call's placeholder texts, overriding the options' `locale`. */
-  readonly locale?: string;
-}
-
-/** What a native-format repair returns: messages in the same format, and the repairs made. */
-export interface FormatRepairResult<M> {
-  /** The input array itself when nothing needed repair; otherwise a new array. */
-  readonly messages: M[];
-  /**
-   * Every change made. Its indices are native message indices: `callIndex` and `resultIndex` in
-   * the input, `outputIndex` in `messages`.
-   */
-  readonly repairs: readonly ToolCallRepair[];
-}
+import {
+  GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN,
+  GEN_AI_REQUEST_MODEL_VALUE_UNKNOWN,
+  REASON_VALUE_INTERRUPTED,
+} from "../telemetry/semconv.js";
+import type {
+  FormatRepairContext,
+  FormatRepairResult,
+  MessageFormat,
+  MessagePart,
+  RepairedItem,
+} from "./message-format.js";
 
 const ORIGIN = Symbol("tool-call-resilience.origin");
 
@@ -155,8 +53,8 @@ const NO_REPAIRS: readonly ToolCallRepair[] = Object.freeze([]);
 const OTHER_PART: readonly MessagePart[] = Object.freeze([{ role: "other" }]);
 
 const UNKNOWN_MODEL: ModelIdentity = Object.freeze({
-  provider: VALUE_UNKNOWN,
-  model: VALUE_UNKNOWN,
+  provider: GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN,
+  model: GEN_AI_REQUEST_MODEL_VALUE_UNKNOWN,
 });
 
 /**
@@ -234,14 +132,7 @@ export function repairInFormat<M>(
     prepared = prepareModelCall(windowed, { ...request, messages: views });
   } catch (error) {
     // The engine guards itself; this is a failure of the steps around it.
-    log(
-      repairer.logger,
-      "error",
-      `${repairer.attachment} failed; passing the messages on unchanged`,
-      {
-        error,
-      },
-    );
+    logFailedOpen(repairer, "messages", error);
     return { messages: messages as M[], repairs: NO_REPAIRS };
   }
   const { result } = prepared;
@@ -251,14 +142,7 @@ export function repairInFormat<M>(
   try {
     return written(format, messages, views, result);
   } catch (error) {
-    log(
-      repairer.logger,
-      "error",
-      `${repairer.attachment} failed; passing the messages on unchanged`,
-      {
-        error,
-      },
-    );
+    logFailedOpen(repairer, "messages", error);
     return { messages: messages as M[], repairs: NO_REPAIRS };
   }
 }
@@ -350,8 +234,11 @@ function written<M>(
   const output = result.messages;
   const reasons = new Map<number, PlaceholderReason>();
   for (const repair of result.repairs) {
-    if (repair.kind === "placeholder_inserted" && repair.outputIndex !== undefined) {
-      reasons.set(repair.outputIndex, repair.reason ?? "interrupted");
+    if (
+      repair.kind === REPAIR_KINDS.placeholder_inserted.metricValue &&
+      repair.outputIndex !== undefined
+    ) {
+      reasons.set(repair.outputIndex, repair.reason ?? REASON_VALUE_INTERRUPTED);
     }
   }
   const items: RepairedItem<M>[] = [];
@@ -436,7 +323,7 @@ function placeholderOf(entry: Record<string, unknown>, reason: PlaceholderReason
     toolCallId: String(entry.tool_call_id),
     toolName: String(entry.name),
     text: typeof entry.content === "string" ? entry.content : String(entry.content),
-    reason: reason ?? "interrupted",
+    reason: reason ?? REASON_VALUE_INTERRUPTED,
     synthetic: syntheticReasonOf(entry) !== undefined,
   };
 }

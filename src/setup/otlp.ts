@@ -1,11 +1,19 @@
 /**
- * The OTLP side of `startTelemetry()`: the schema of its options, what it reads from the standard
- * `OTEL_EXPORTER_OTLP_*` and `OTEL_METRIC_EXPORT_*` environment variables, and the metric reader
- * and span processor that push over OTLP/HTTP with the exporters `@opentelemetry/sdk-node` brings.
+ * The OTLP side of `startTelemetry()`: what it reads from the standard `OTEL_EXPORTER_OTLP_*` and
+ * `OTEL_METRIC_EXPORT_*` environment variables, and the metric reader and span processor that push
+ * over OTLP/HTTP with the exporters `@opentelemetry/sdk-node` brings. Its options are defined in
+ * `otlp-options.ts`.
  */
-import { z } from "zod/v4";
 import { ToolCallResilienceSetupError } from "./errors.js";
-import type { OtlpProtocol } from "./otlp-options.js";
+import {
+  INTERVAL_ERROR,
+  MAX_INTERVAL_MILLIS,
+  OTLP_PROTOCOLS,
+  type OtlpProtocol,
+  otlpObjectSchema,
+  type ParsedOtlpOptions,
+  PROTOCOL_ERROR,
+} from "./otlp-options.js";
 import {
   batchSpanProcessor,
   loadSdkMetrics,
@@ -16,61 +24,8 @@ import {
 } from "./sdk.js";
 import type { MetricProducer, MetricReader, SpanProcessor } from "./sdk-types.js";
 
-const PROTOCOLS = ["http/protobuf", "http/json"] as const satisfies readonly OtlpProtocol[];
-
-const protocolError = `expected "http/protobuf" or "http/json" (startTelemetry pushes OTLP over HTTP)`;
-
-/** The longest interval a Node.js timer keeps; a longer one fires at once, every millisecond. */
-const MAX_INTERVAL_MILLIS = 2_147_483_647;
-
-const intervalError = `expected a whole number of milliseconds, from 1 to ${MAX_INTERVAL_MILLIS}`;
-
-const otlpObjectSchema = z.strictObject(
-  {
-    endpoint: z
-      .url({
-        protocol: /^https?$/,
-        error: 'expected an http:// or https:// URL, such as "http://localhost:4318"',
-      })
-      .refine((url) => !/[?#]/.test(url), {
-        error: "expected a base URL without a query or a fragment",
-      })
-      .refine((url) => !/\/v1\/(metrics|traces)\/*$/.test(url), {
-        error:
-          'expected the base URL, to which /v1/metrics and /v1/traces are appended, such as "http://localhost:4318"',
-      })
-      .optional(),
-    headers: z
-      .record(z.string(), z.string({ error: "expected every header value to be a string" }), {
-        error: "expected an object of header names and string values",
-      })
-      .optional(),
-    protocol: z.enum(PROTOCOLS, { error: protocolError }).optional(),
-    metrics: z.boolean({ error: "expected true or false" }).default(true),
-    traces: z.boolean({ error: "expected true or false" }).default(false),
-    exportIntervalMillis: z
-      .int({ error: intervalError })
-      .min(1, { error: intervalError })
-      .max(MAX_INTERVAL_MILLIS, { error: intervalError })
-      .optional(),
-  },
-  { error: "expected true, false or an object of OTLP options" },
-);
-
 /** The OTLP option names, for checks that the docs list every one; not part of the public surface. */
 export const otlpOptionNames: readonly string[] = Object.keys(otlpObjectSchema.shape);
-
-/**
- * The schema of `OtlpOptions`: `true` stands for `{}`, and `false` (like leaving it out) for
- * no OTLP at all.
- */
-export const otlpOptionsSchema = z.preprocess(
-  (value) => (value === true ? {} : value === false ? undefined : value),
-  otlpObjectSchema.optional(),
-);
-
-/** `OtlpOptions` after validation, when OTLP is asked for. */
-export type ParsedOtlpOptions = z.output<typeof otlpObjectSchema>;
 
 /** An OTLP signal and the names the specification gives it. */
 interface Signal {
@@ -117,9 +72,9 @@ function protocolOf(signal: Signal, options: ParsedOtlpOptions): OtlpProtocol {
   ]) {
     const value = environmentValue(name);
     if (value === undefined) continue;
-    if ((PROTOCOLS as readonly string[]).includes(value)) return value as OtlpProtocol;
+    if ((OTLP_PROTOCOLS as readonly string[]).includes(value)) return value as OtlpProtocol;
     throw new ToolCallResilienceSetupError(
-      `${name} is "${value}": ${protocolError}. Set it to one of those, or pass otlp.protocol.`,
+      `${name} is "${value}": ${PROTOCOL_ERROR}. Set it to one of those, or pass otlp.protocol.`,
     );
   }
   return "http/protobuf";
@@ -141,7 +96,7 @@ function millisecondsFrom(name: string): number | undefined {
   if (value === undefined) return undefined;
   const milliseconds = Number(value);
   if (!Number.isInteger(milliseconds) || milliseconds < 1 || milliseconds > MAX_INTERVAL_MILLIS) {
-    throw new ToolCallResilienceSetupError(`${name} is "${value}": ${intervalError}.`);
+    throw new ToolCallResilienceSetupError(`${name} is "${value}": ${INTERVAL_ERROR}.`);
   }
   return milliseconds;
 }

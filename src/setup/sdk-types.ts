@@ -4,14 +4,21 @@
  */
 import type { NodeSDKConfiguration } from "@opentelemetry/sdk-node";
 
+type SdkMetricView = NodeSDKConfiguration["views"][number];
+type SdkSpanProcessor = NonNullable<NodeSDKConfiguration["spanProcessors"]>[number];
+
+// MetricView and SpanProcessor are interfaces, not aliases: declarations then name them, where an
+// alias would be written out as the SDK package that defines it, which an application on the
+// setup entry point need not have installed where its compiler looks.
+
 /** A metric view, as `NodeSDK` and the `MeterProvider` of `@opentelemetry/sdk-metrics` take it. */
-export type MetricView = NodeSDKConfiguration["views"][number];
+export interface MetricView extends SdkMetricView {}
 
 /** A metric reader, such as a `PeriodicExportingMetricReader` or a `PrometheusExporter`. */
 export type MetricReader = NonNullable<NodeSDKConfiguration["metricReaders"]>[number];
 
 /** A span processor, such as a `BatchSpanProcessor` with an OTLP exporter. */
-export type SpanProcessor = NonNullable<NodeSDKConfiguration["spanProcessors"]>[number];
+export interface SpanProcessor extends SdkSpanProcessor {}
 
 /** What a metric reader's collection returns: the resource and its scopes' metrics. */
 export type MetricCollection = Awaited<ReturnType<MetricReader["collect"]>>;

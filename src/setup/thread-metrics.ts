@@ -11,7 +11,7 @@
  */
 import { type MeterProvider, metrics, ValueType } from "@opentelemetry/api";
 import { z } from "zod/v4";
-import { optionsError } from "../core/policy.js";
+import { optionsError } from "../core/errors.js";
 import { THREAD_RECENT_DANGLING_DESCRIPTION } from "../telemetry/instruments.js";
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -27,17 +27,13 @@ import type { MetricCollection, MetricProducer } from "./sdk-types.js";
 
 export type { MetricProducer } from "./sdk-types.js";
 
-/** Options of {@link threadMetricsProducer}. */
-export interface ThreadMetricsProducerOptions {
+/** The options of `threadMetricsProducer`, field by field. */
+const threadMetricsProducerOptionsShape = {
   /**
    * The meter provider whose middleware's per-thread counts to report: the one the middleware
    * records to (its `meterProvider` option, else the global one).
    * @default metrics.getMeterProvider(), looked up at each collection
    */
-  meterProvider?: MeterProvider | undefined;
-}
-
-const optionsSchema = z.strictObject({
   meterProvider: z
     .custom<MeterProvider>(
       (value) =>
@@ -46,8 +42,26 @@ const optionsSchema = z.strictObject({
         typeof (value as MeterProvider).getMeter === "function",
       { error: "expected a MeterProvider: an object with a getMeter(name, version) method" },
     )
-    .optional(),
-});
+    .optional()
+    .describe(
+      "The meter provider the middleware records to, whose per-thread counts to report; by default the global one, looked up at each collection.",
+    ),
+};
+
+/**
+ * The options of {@link threadMetricsProducer}, defined once: the validation, the TSDoc editors
+ * show through {@link ThreadMetricsProducerOptions}, and a `describe` text for each.
+ */
+export const threadMetricsProducerOptionsSchema: z.ZodObject<
+  typeof threadMetricsProducerOptionsShape,
+  z.core.$strict
+> = z.strictObject(threadMetricsProducerOptionsShape);
+
+/**
+ * Options of {@link threadMetricsProducer}. The type is what
+ * {@link threadMetricsProducerOptionsSchema} accepts; each option is documented on its field.
+ */
+export type ThreadMetricsProducerOptions = z.input<typeof threadMetricsProducerOptionsSchema>;
 
 type ScopeMetrics = MetricCollection["resourceMetrics"]["scopeMetrics"][number];
 
@@ -84,7 +98,7 @@ type ScopeMetrics = MetricCollection["resourceMetrics"]["scopeMetrics"][number];
  * ```
  */
 export function threadMetricsProducer(options: ThreadMetricsProducerOptions = {}): MetricProducer {
-  const parsed = optionsSchema.safeParse(options);
+  const parsed = threadMetricsProducerOptionsSchema.safeParse(options);
   if (!parsed.success) throw optionsError(parsed.error, "threadMetricsProducer");
   const { meterProvider } = parsed.data;
   const purpose = "threadMetricsProducer()";

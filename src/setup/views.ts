@@ -3,7 +3,7 @@
  * instrument, cardinality limits, and the duration histogram's buckets in seconds.
  */
 import { z } from "zod/v4";
-import { optionsError } from "../core/policy.js";
+import { optionsError } from "../core/errors.js";
 import {
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_PROVIDER_NAME,
@@ -25,30 +25,52 @@ import type { MetricView } from "./sdk-types.js";
 
 export type { MetricView } from "./sdk-types.js";
 
-/** Options of {@link recommendedViews}. */
-export interface RecommendedViewsOptions {
+const limitSchema = z
+  .int({ error: "expected a whole number of series, 2 or more" })
+  .min(2, { error: "expected a whole number of series, 2 or more (one is the overflow series)" });
+
+/** The options of `recommendedViews`, field by field. */
+const viewsOptionsShape = {
   /**
    * Most series each instrument keeps, the overflow series included; further attribute sets are
    * added to the series labelled `otel.metric.overflow="true"`.
    * @default 2000
    */
-  cardinalityLimit?: number;
-}
-
-const limitSchema = z
-  .int({ error: "expected a whole number of series, 2 or more" })
-  .min(2, { error: "expected a whole number of series, 2 or more (one is the overflow series)" });
-
-const viewsOptionsSchema = z.strictObject({
-  cardinalityLimit: limitSchema.default(2000),
-  // Gone with the per-thread counter: named, so that code written for it learns where its bound went.
+  cardinalityLimit: limitSchema
+    .default(2000)
+    .describe(
+      "Most series each instrument keeps, the overflow series included; further attribute sets go to the overflow series.",
+    ),
+  // Named rather than unknown, so that code written for the per-thread counter learns where its
+  // bound went: at run time from the error, in an editor from the deprecation.
+  /**
+   * Refused: the per-thread metric is no instrument, and the middleware's `threadSeriesLimit`
+   * bounds it. Its type admits only `undefined`, so a value is a type error as well.
+   * @deprecated No longer an option; set `threadSeriesLimit` on the middleware instead.
+   */
   threadCardinalityLimit: z
     .never({
       error:
         "no longer an option: the per-thread metric is no instrument, and the middleware's threadSeriesLimit bounds it",
     })
-    .optional(),
-});
+    .optional()
+    .describe(
+      "No longer an option, refused: the per-thread metric is no instrument, and the middleware's `threadSeriesLimit` bounds it.",
+    ),
+};
+
+/**
+ * The options of {@link recommendedViews}, defined once: the validation, the TSDoc editors show
+ * through {@link RecommendedViewsOptions}, and a `describe` text for each.
+ */
+export const viewsOptionsSchema: z.ZodObject<typeof viewsOptionsShape, z.core.$strict> =
+  z.strictObject(viewsOptionsShape);
+
+/**
+ * Options of {@link recommendedViews}. The type is what {@link viewsOptionsSchema} accepts; each
+ * option is documented on its field.
+ */
+export type RecommendedViewsOptions = z.input<typeof viewsOptionsSchema>;
 
 const MODEL_ATTRIBUTES = [ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL];
 

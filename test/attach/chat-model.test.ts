@@ -10,14 +10,13 @@ import type { MeterProvider } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { unrepairedModelOf } from "../../src/attach/chat-model.js";
+import { ToolCallResilienceOptionsError, withToolCallRepair } from "../../src/index.js";
 import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
-  ToolCallResilienceOptionsError,
-  withToolCallRepair,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import { receivedBy, scriptedModel, searchTool } from "../helpers/agent.js";
 import { aiCalls, human, shapeOf, toolResult } from "../helpers/history.js";
 import { chatOpenAIOn } from "../helpers/provider-clients.js";

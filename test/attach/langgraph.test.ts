@@ -9,11 +9,11 @@ import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { createReactAgent, ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withToolCallRepair } from "../../src/index.js";
 import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
-  withToolCallRepair,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import { abortMidTool, onThread, stallingSearchTool } from "../helpers/agent.js";
 import { chatOpenAIOn } from "../helpers/provider-clients.js";
 import { openAIViolations } from "../helpers/provider-rules.js";

@@ -11,13 +11,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   DOUBLE_ATTACHMENT_WARNING,
   danglingToolCallMiddleware,
-  METRIC_DANGLING_TOOL_CALLS,
   type RepairLogger,
   repairOpenAIChatMessages,
   type ToolCallRepair,
   ToolCallResilienceOptionsError,
   withToolCallRepair,
 } from "../../src/index.js";
+import { METRIC_DANGLING_TOOL_CALLS } from "../../src/telemetry/semconv.js";
 import {
   agentWith,
   aiAnswer,

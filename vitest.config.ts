@@ -10,6 +10,10 @@ export default defineConfig({
         replacement: fileURLToPath(new URL("./src/setup/index.ts", import.meta.url)),
       },
       {
+        find: /^tool-call-resilience\/semconv$/,
+        replacement: fileURLToPath(new URL("./src/telemetry/semconv.ts", import.meta.url)),
+      },
+      {
         find: /^tool-call-resilience\/formats$/,
         replacement: fileURLToPath(new URL("./src/formats/index.ts", import.meta.url)),
       },

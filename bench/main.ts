@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import type { BaseMessage } from "@langchain/core/messages";
 import { metrics } from "@opentelemetry/api";
 import { do_not_optimize } from "mitata";
-import { METRIC_MODEL_CALLS } from "tool-call-resilience";
+import { METRIC_MODEL_CALLS } from "tool-call-resilience/semconv";
 import { startTelemetry } from "tool-call-resilience/setup";
 import { freePort, scrape } from "../test/helpers/prometheus.js";
 import { agentStep } from "./agent-step.js";

@@ -52,7 +52,7 @@ export interface Verdict {
 }
 
 /** The bounds the targets hold the measurements to. */
-export const LIMITS = {
+const LIMITS = {
   cleanOverFloor: 2,
   cleanFromSize: 1_000,
   peerSpeedup: 20,

@@ -63,7 +63,7 @@ export interface FleetCheck {
 }
 
 /** The per-thread metric and the reasons, summed over a scrape's series. */
-export function tallyOf(exposition: Exposition | undefined): Tally {
+function tallyOf(exposition: Exposition | undefined): Tally {
   const byThread: Record<string, number> = {};
   const byReason: Record<string, number> = {};
   let figures: Figures | undefined;

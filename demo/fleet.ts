@@ -274,7 +274,7 @@ export function recordTurn(truth: GroundTruth, thread: ScriptedThread, outcome: 
 }
 
 /** Adds dangling calls of the thread that a model call saw to the ground truth. */
-export function recordSeen(
+function recordSeen(
   truth: GroundTruth,
   thread: ScriptedThread,
   seen: readonly DanglingCall[],

@@ -22,7 +22,7 @@ import {
 } from "./local-server.js";
 
 /** Where Debian installs each major version of PostgreSQL: `<version>/bin`, off the `PATH`. */
-export const DEBIAN_POSTGRESQL_DIR = "/usr/lib/postgresql";
+const DEBIAN_POSTGRESQL_DIR = "/usr/lib/postgresql";
 
 /** The PostgreSQL binaries a cluster is made and served with. */
 export interface PostgresBinaries {

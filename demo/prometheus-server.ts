@@ -13,7 +13,7 @@ import { type LocalServer, startLocalServer } from "./local-server.js";
 import { type DemoOptions, DemoOptionsError } from "./options.js";
 
 /** The shipped rule files, recording rules first. */
-export const SHIPPED_RULE_FILES: readonly string[] = Object.freeze(
+const SHIPPED_RULE_FILES: readonly string[] = Object.freeze(
   ["recording-rules.yml", "alerts.yml"].map((file) =>
     fileURLToPath(new URL(`../dashboards/prometheus/${file}`, import.meta.url)),
   ),
@@ -72,7 +72,7 @@ export interface PrometheusServerOptions {
 }
 
 /** The port asked for is taken, by another Prometheus or anything else. */
-export class PrometheusPortTakenError extends Error {
+class PrometheusPortTakenError extends Error {
   override readonly name = "PrometheusPortTakenError";
   constructor(readonly port: number) {
     super(`port ${port} on 127.0.0.1 is already in use`);

@@ -9,13 +9,13 @@ import {
   ATTR_OUTCOME,
   ATTR_TOOL_CALL_IDS,
   ATTR_TOOL_NAMES,
-} from "tool-call-resilience";
+} from "tool-call-resilience/semconv";
 import type { SpanProcessor } from "tool-call-resilience/setup";
 
 type EndedSpan = Parameters<SpanProcessor["onEnd"]>[0];
 
 /** Formats an ended span as one line: outcome, thread, model, the calls repaired, duration. */
-export function spanLine(span: EndedSpan): string {
+function spanLine(span: EndedSpan): string {
   const attributes = span.attributes;
   const list = (value: unknown) => (Array.isArray(value) ? value.join(",") : String(value ?? ""));
   const [seconds, nanos] = span.duration;

@@ -8,16 +8,22 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import { describe, expect, expectTypeOf, it, vi } from "vitest";
 import {
   AI_SDK_MARKER_KEY,
-  METRIC_DANGLING_TOOL_CALLS,
-  METRIC_MODEL_CALLS,
-  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
+  anthropicFormat,
   type MessageFormat,
+  modelMessageFormat,
+  openAIChatFormat,
+  type RepairedItem,
   repairAnthropicMessages,
   repairInFormat,
   repairModelMessages,
   repairOpenAIChatMessages,
   ToolCallResilienceOptionsError,
 } from "../src/index.js";
+import {
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
+} from "../src/telemetry/semconv.js";
 import { aiSdkRefusal } from "./helpers/native-formats.js";
 import { anthropicViolations, openAIViolations } from "./helpers/provider-rules.js";
 import { metricsHarness } from "./helpers/telemetry.js";
@@ -493,5 +499,67 @@ describe("repairInFormat", () => {
     const history: Note[] = [{ from: "bot", calls: ["a"] }, { from: "me" }];
     const { messages } = repairInFormat(notes, history, quiet);
     expect(messages).toEqual([history[0], { from: "tool", answers: "a" }, history[1]]);
+  });
+
+  it("takes the shipped formats as they are, with the same result as their adapters", () => {
+    const openAI = [
+      { role: "assistant", content: null, tool_calls: [openAICall("a")] },
+      { role: "user", content: "Go on" },
+    ];
+    expect(repairInFormat(openAIChatFormat, openAI, quiet)).toEqual(
+      repairOpenAIChatMessages(openAI, quiet),
+    );
+    const anthropic = [
+      { role: "assistant", content: [{ type: "tool_use", id: "a", name: "search", input: {} }] },
+      { role: "user", content: "Go on" },
+    ];
+    expect(repairInFormat(anthropicFormat, anthropic, quiet)).toEqual(
+      repairAnthropicMessages(anthropic, quiet),
+    );
+    const aiSdk = [
+      {
+        role: "assistant",
+        content: [{ type: "tool-call", toolCallId: "a", toolName: "search", input: {} }],
+      },
+      { role: "user", content: "Go on" },
+    ];
+    expect(repairInFormat(modelMessageFormat, aiSdk, quiet)).toEqual(
+      repairModelMessages(aiSdk as ModelMessage[], quiet),
+    );
+  });
+
+  it("lets a format of the user's own build on a shipped one, which no one can change in place", () => {
+    interface Stored {
+      readonly id: number;
+      readonly message: unknown;
+    }
+    // Items taken from the input carry the stored record: hand OpenAI's format its message.
+    const unwrapped = (item: RepairedItem<Stored>): RepairedItem<unknown> =>
+      "message" in item ? { ...item, message: item.message.message } : item;
+    const stored: MessageFormat<Stored> = {
+      name: "stored-openai-chat",
+      provider: "openai",
+      partsOf: (record) => openAIChatFormat.partsOf(record.message),
+      write: (items) =>
+        openAIChatFormat.write(items.map(unwrapped)).map((written, index) => ({
+          ...written,
+          message: { id: -1 - index, message: written.message },
+        })),
+    };
+    const history: Stored[] = [
+      { id: 1, message: { role: "assistant", content: null, tool_calls: [openAICall("a")] } },
+      { id: 2, message: { role: "user", content: "Go on" } },
+    ];
+    const { messages, repairs } = repairInFormat(stored, history, quiet);
+    expect(repairs.map((repair) => repair.kind)).toEqual(["placeholder_inserted"]);
+    expect(messages.map((record) => record.message)).toEqual(
+      repairOpenAIChatMessages(
+        history.map((record) => record.message),
+        quiet,
+      ).messages,
+    );
+    expect(Object.isFrozen(openAIChatFormat)).toBe(true);
+    expect(Object.isFrozen(anthropicFormat)).toBe(true);
+    expect(Object.isFrozen(modelMessageFormat)).toBe(true);
   });
 });

@@ -8,17 +8,17 @@ import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, createMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
+import { danglingToolCallMiddleware } from "../src/index.js";
 import {
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_OUTCOME,
   ATTR_REPAIR_KIND,
-  danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   SPAN_REPAIR_TOOL_CALLS,
-} from "../src/index.js";
+} from "../src/telemetry/semconv.js";
 import {
   abortMidTool,
   aiAnswer,

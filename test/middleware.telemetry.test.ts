@@ -9,6 +9,12 @@ import { metrics, trace } from "@opentelemetry/api";
 import type { MeterProvider } from "@opentelemetry/sdk-metrics";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  type DanglingToolCallMiddlewareOptions,
+  danglingToolCallMiddleware,
+  PACKAGE_VERSION,
+  ToolCallResilienceOptionsError,
+} from "../src/index.js";
+import {
   ATTR_DANGLING_COUNT,
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -24,8 +30,6 @@ import {
   ATTR_REPAIR_KIND,
   ATTR_TOOL_CALL_IDS,
   ATTR_TOOL_NAMES,
-  type DanglingToolCallMiddlewareOptions,
-  danglingToolCallMiddleware,
   EVENT_REPAIR,
   INSTRUMENTATION_SCOPE_NAME,
   METRIC_DANGLING_TOOL_CALLS,
@@ -34,10 +38,8 @@ import {
   METRIC_REPAIRS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
-  PACKAGE_VERSION,
   SPAN_REPAIR_TOOL_CALLS,
-  ToolCallResilienceOptionsError,
-} from "../src/index.js";
+} from "../src/telemetry/semconv.js";
 import { aiCalls, human, toolResult } from "./helpers/history.js";
 import { metricsHarness, tracingHarness } from "./helpers/telemetry.js";
 

@@ -7,11 +7,8 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  danglingToolCallMiddleware,
-  METRIC_DANGLING_TOOL_CALLS,
-  METRIC_TOOL_CALLS,
-} from "../src/index.js";
+import { danglingToolCallMiddleware } from "../src/index.js";
+import { METRIC_DANGLING_TOOL_CALLS, METRIC_TOOL_CALLS } from "../src/telemetry/semconv.js";
 import { APPROVAL_CALLS, approveEmailRejectDeletion, searchTool } from "./helpers/agent.js";
 import { chatOpenAIOn } from "./helpers/provider-clients.js";
 import {

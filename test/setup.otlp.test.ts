@@ -9,10 +9,20 @@ import { type Context, type DiagLogger, DiagLogLevel, diag, propagation } from "
 import { createNoopLogger, logs } from "@opentelemetry/api-logs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  danglingToolCallMiddleware,
+  PACKAGE_VERSION,
+  ToolCallResilienceOptionsError,
+} from "../src/index.js";
+import {
+  type StartTelemetryOptions,
+  startTelemetry,
+  type TelemetryHandle,
+  ToolCallResilienceSetupError,
+} from "../src/setup/index.js";
+import {
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_OUTCOME,
-  danglingToolCallMiddleware,
   INSTRUMENTATION_SCOPE_NAME,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
@@ -22,20 +32,12 @@ import {
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
-  PACKAGE_VERSION,
   REPAIR_DURATION_BUCKETS,
   SPAN_REPAIR_TOOL_CALLS,
-  ToolCallResilienceOptionsError,
   UNIT_CALL,
   UNIT_REPAIR,
   UNIT_SECONDS,
-} from "../src/index.js";
-import {
-  type StartTelemetryOptions,
-  startTelemetry,
-  type TelemetryHandle,
-  ToolCallResilienceSetupError,
-} from "../src/setup/index.js";
+} from "../src/telemetry/semconv.js";
 import {
   agentWith,
   aiAnswer,

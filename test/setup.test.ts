@@ -22,34 +22,11 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it } from "vitest";
+import { prometheusName, series as seriesNames } from "../dashboards/generator/names.js";
 import {
-  ATTR_GEN_AI_AGENT_NAME,
-  ATTR_GEN_AI_CONVERSATION_ID,
-  ATTR_GEN_AI_PROVIDER_NAME,
-  ATTR_GEN_AI_REQUEST_MODEL,
-  ATTR_GEN_AI_TOOL_NAME,
-  ATTR_OUTCOME,
-  ATTR_REASON,
-  ATTR_REPAIR_KIND,
   danglingToolCallMiddleware,
-  INSTRUMENTATION_SCOPE_NAME,
-  METRIC_DANGLING_TOOL_CALLS,
-  METRIC_MODEL_CALLS,
-  METRIC_REPAIR_DURATION,
-  METRIC_REPAIRS,
-  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
-  METRIC_TOOL_CALLS,
-  OUTCOME_VALUE_CLEAN,
-  OUTCOME_VALUE_REPAIRED,
   PACKAGE_VERSION,
-  REASON_VALUE_INTERRUPTED,
-  REPAIR_DURATION_BUCKETS,
-  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
-  SPAN_REPAIR_TOOL_CALLS,
   ToolCallResilienceOptionsError,
-  UNIT_CALL,
-  UNIT_REPAIR,
-  UNIT_SECONDS,
 } from "../src/index.js";
 import {
   type RecommendedViewsOptions,
@@ -63,6 +40,32 @@ import {
   ToolCallResilienceSetupError,
   threadMetricsProducer,
 } from "../src/setup/index.js";
+import {
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_OUTCOME,
+  ATTR_REASON,
+  ATTR_REPAIR_KIND,
+  INSTRUMENTATION_SCOPE_NAME,
+  METRIC_DANGLING_TOOL_CALLS,
+  METRIC_MODEL_CALLS,
+  METRIC_REPAIR_DURATION,
+  METRIC_REPAIRS,
+  METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
+  METRIC_TOOL_CALLS,
+  OUTCOME_VALUE_CLEAN,
+  OUTCOME_VALUE_REPAIRED,
+  REASON_VALUE_INTERRUPTED,
+  REPAIR_DURATION_BUCKETS,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  SPAN_REPAIR_TOOL_CALLS,
+  UNIT_CALL,
+  UNIT_REPAIR,
+  UNIT_SECONDS,
+} from "../src/telemetry/semconv.js";
 import {
   abortMidTool,
   agentWith,
@@ -82,38 +85,62 @@ import { exporterScopeLabels } from "./helpers/sdk.js";
 
 type MetricType = "counter" | "histogram" | "gauge";
 
-/** The Prometheus name of an OpenTelemetry metric: dots become underscores, counters end in `_total`. */
-function prometheusName(instrument: string, type: MetricType): string {
-  const base = instrument.replaceAll(".", "_");
-  return type === "counter" ? `${base}_total` : base;
-}
+/** The histogram's family: its series less the `_count` suffix. */
+const DURATION = seriesNames.repairDurationCount.replace(/_count$/, "");
 
-/** The Prometheus label of an attribute key. */
-function label(attribute: string): string {
-  return attribute.replaceAll(".", "_");
-}
-
-/** Every instrument of the library, as the exposition must describe it; each has a view. */
+/**
+ * Every instrument of the library, as the exposition must describe it, with its family's name as
+ * the dashboards read it; each has a view.
+ */
 const INSTRUMENTS = [
-  { instrument: METRIC_MODEL_CALLS, type: "counter", unit: UNIT_CALL },
-  { instrument: METRIC_TOOL_CALLS, type: "counter", unit: UNIT_CALL },
-  { instrument: METRIC_DANGLING_TOOL_CALLS, type: "counter", unit: UNIT_CALL },
-  { instrument: METRIC_REPAIRS, type: "counter", unit: UNIT_REPAIR },
-  { instrument: METRIC_REPAIR_DURATION, type: "histogram", unit: UNIT_SECONDS },
-] as const satisfies readonly { instrument: string; type: MetricType; unit: string }[];
+  {
+    instrument: METRIC_MODEL_CALLS,
+    type: "counter",
+    unit: UNIT_CALL,
+    family: seriesNames.modelCalls,
+  },
+  {
+    instrument: METRIC_TOOL_CALLS,
+    type: "counter",
+    unit: UNIT_CALL,
+    family: seriesNames.toolCalls,
+  },
+  {
+    instrument: METRIC_DANGLING_TOOL_CALLS,
+    type: "counter",
+    unit: UNIT_CALL,
+    family: seriesNames.danglingToolCalls,
+  },
+  { instrument: METRIC_REPAIRS, type: "counter", unit: UNIT_REPAIR, family: seriesNames.repairs },
+  { instrument: METRIC_REPAIR_DURATION, type: "histogram", unit: UNIT_SECONDS, family: DURATION },
+] as const satisfies readonly {
+  instrument: string;
+  type: MetricType;
+  unit: string;
+  family: string;
+}[];
 
 /** Every metric of the library: the instruments, and the per-thread gauge of its producer. */
 const FAMILIES = [
   ...INSTRUMENTS,
-  { instrument: METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, type: "gauge", unit: UNIT_CALL },
-] as const satisfies readonly { instrument: string; type: MetricType; unit: string }[];
+  {
+    instrument: METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
+    type: "gauge",
+    unit: UNIT_CALL,
+    family: seriesNames.threadRecentDanglingToolCalls,
+  },
+] as const satisfies readonly {
+  instrument: string;
+  type: MetricType;
+  unit: string;
+  family: string;
+}[];
 
-const MODEL_CALLS = prometheusName(METRIC_MODEL_CALLS, "counter");
-const TOOL_CALLS = prometheusName(METRIC_TOOL_CALLS, "counter");
-const DANGLING = prometheusName(METRIC_DANGLING_TOOL_CALLS, "counter");
-const REPAIRS = prometheusName(METRIC_REPAIRS, "counter");
-const THREAD_RECENT = prometheusName(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, "gauge");
-const DURATION = prometheusName(METRIC_REPAIR_DURATION, "histogram");
+const MODEL_CALLS = seriesNames.modelCalls;
+const TOOL_CALLS = seriesNames.toolCalls;
+const DANGLING = seriesNames.danglingToolCalls;
+const REPAIRS = seriesNames.repairs;
+const THREAD_RECENT = seriesNames.threadRecentDanglingToolCalls;
 
 /** The attributes each instrument documents; a view must drop every other one. */
 const DOCUMENTED_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
@@ -314,11 +341,8 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
     const exposition = await scrape(handle.metricsUrl);
 
     // Exactly the six families of the library, each described in full.
-    expect(libraryFamilies(exposition).sort()).toEqual(
-      FAMILIES.map(({ instrument, type }) => prometheusName(instrument, type)).sort(),
-    );
-    for (const { instrument, type, unit } of FAMILIES) {
-      const name = prometheusName(instrument, type);
+    expect(libraryFamilies(exposition).sort()).toEqual(FAMILIES.map(({ family }) => family).sort());
+    for (const { family: name, type, unit } of FAMILIES) {
       const lines = metadataOf(exposition, name);
       expect(lines, name).toHaveLength(3);
       expect(lines[0], name).toMatch(new RegExp(`^# HELP ${name} \\S.*$`));
@@ -327,15 +351,15 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
     }
 
     const modelLabels = {
-      [label(ATTR_GEN_AI_PROVIDER_NAME)]: "openai",
-      [label(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test",
+      [prometheusName(ATTR_GEN_AI_PROVIDER_NAME)]: "openai",
+      [prometheusName(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test",
     };
     expect(series(exposition, MODEL_CALLS)).toEqual([
       {
         labels: {
           ...modelLabels,
-          [label(ATTR_GEN_AI_AGENT_NAME)]: "weather-agent",
-          [label(ATTR_OUTCOME)]: OUTCOME_VALUE_CLEAN,
+          [prometheusName(ATTR_GEN_AI_AGENT_NAME)]: "weather-agent",
+          [prometheusName(ATTR_OUTCOME)]: OUTCOME_VALUE_CLEAN,
           ...SCOPE,
         },
         value: 1,
@@ -343,22 +367,25 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
       {
         labels: {
           ...modelLabels,
-          [label(ATTR_GEN_AI_AGENT_NAME)]: "weather-agent",
-          [label(ATTR_OUTCOME)]: OUTCOME_VALUE_REPAIRED,
+          [prometheusName(ATTR_GEN_AI_AGENT_NAME)]: "weather-agent",
+          [prometheusName(ATTR_OUTCOME)]: OUTCOME_VALUE_REPAIRED,
           ...SCOPE,
         },
         value: 1,
       },
     ]);
     expect(series(exposition, TOOL_CALLS)).toEqual([
-      { labels: { ...modelLabels, [label(ATTR_GEN_AI_TOOL_NAME)]: "search", ...SCOPE }, value: 1 },
+      {
+        labels: { ...modelLabels, [prometheusName(ATTR_GEN_AI_TOOL_NAME)]: "search", ...SCOPE },
+        value: 1,
+      },
     ]);
     expect(series(exposition, DANGLING)).toEqual([
       {
         labels: {
           ...modelLabels,
-          [label(ATTR_GEN_AI_TOOL_NAME)]: "search",
-          [label(ATTR_REASON)]: REASON_VALUE_INTERRUPTED,
+          [prometheusName(ATTR_GEN_AI_TOOL_NAME)]: "search",
+          [prometheusName(ATTR_REASON)]: REASON_VALUE_INTERRUPTED,
           ...SCOPE,
         },
         value: 1,
@@ -368,7 +395,7 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
       {
         labels: {
           ...modelLabels,
-          [label(ATTR_REPAIR_KIND)]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+          [prometheusName(ATTR_REPAIR_KIND)]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
           ...SCOPE,
         },
         value: 1,
@@ -377,8 +404,8 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
     expect(series(exposition, THREAD_RECENT)).toEqual([
       {
         labels: {
-          [label(ATTR_GEN_AI_CONVERSATION_ID)]: "thread-1",
-          [label(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test",
+          [prometheusName(ATTR_GEN_AI_CONVERSATION_ID)]: "thread-1",
+          [prometheusName(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test",
           ...SCOPE,
         },
         value: 1,
@@ -387,13 +414,15 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
 
     // The histogram: one inspection per outcome, the recommended buckets and nothing else.
     for (const outcome of [OUTCOME_VALUE_CLEAN, OUTCOME_VALUE_REPAIRED]) {
-      const labels = { [label(ATTR_OUTCOME)]: outcome, ...SCOPE };
+      const labels = { [prometheusName(ATTR_OUTCOME)]: outcome, ...SCOPE };
       expect(series(exposition, `${DURATION}_count`)).toContainEqual({ labels, value: 1 });
-      const [sum] = exposition.find(`${DURATION}_sum`, { [label(ATTR_OUTCOME)]: outcome });
+      const [sum] = exposition.find(`${DURATION}_sum`, { [prometheusName(ATTR_OUTCOME)]: outcome });
       expect(sum?.labels).toEqual(labels);
       expect(sum?.value).toBeGreaterThan(0);
       expect(sum?.value).toBeLessThan(1);
-      const buckets = exposition.find(`${DURATION}_bucket`, { [label(ATTR_OUTCOME)]: outcome });
+      const buckets = exposition.find(`${DURATION}_bucket`, {
+        [prometheusName(ATTR_OUTCOME)]: outcome,
+      });
       expect(buckets.map((bucket) => bucket.labels.le)).toEqual(BUCKET_LABELS);
       for (const bucket of buckets)
         expect(bucket.labels).toEqual({ ...labels, le: bucket.labels.le });
@@ -425,7 +454,7 @@ describe("the per-thread metric through startTelemetry", () => {
       threadWindow: 1,
       threadSeriesLimit: 2,
     });
-    const conversation = label(ATTR_GEN_AI_CONVERSATION_ID);
+    const conversation = prometheusName(ATTR_GEN_AI_CONVERSATION_ID);
     const threads = async () =>
       series(await scrape(handle.metricsUrl), THREAD_RECENT).map(({ labels, value }) => [
         (labels as Record<string, string>)[conversation],
@@ -466,8 +495,8 @@ describe("the per-thread metric through startTelemetry", () => {
     expect(series(await scrape(handle.metricsUrl), THREAD_RECENT)).toEqual([
       {
         labels: {
-          [label(ATTR_GEN_AI_CONVERSATION_ID)]: "tenant-a/7",
-          [label(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test",
+          [prometheusName(ATTR_GEN_AI_CONVERSATION_ID)]: "tenant-a/7",
+          [prometheusName(ATTR_GEN_AI_REQUEST_MODEL)]: "gpt-test",
           ...SCOPE,
         },
         value: 1,
@@ -521,9 +550,12 @@ describe("recommendedViews()", () => {
 
       const documented = DOCUMENTED_ATTRIBUTES[instrument] ?? [];
       const expected = Object.fromEntries(
-        documented.map((key) => [label(key), String(everything[key as keyof typeof everything])]),
+        documented.map((key) => [
+          prometheusName(key),
+          String(everything[key as keyof typeof everything]),
+        ]),
       );
-      const name = prometheusName(instrument, type);
+      const name = FAMILIES.find((family) => family.instrument === instrument)?.family ?? "";
       const sampleName = type === "counter" ? name : `${name}_count`;
       const samples = exposition.find(sampleName);
       expect(samples).toEqual([
@@ -566,7 +598,7 @@ describe("recommendedViews()", () => {
       {
         name: REPAIRS,
         labels: {
-          [label(ATTR_REPAIR_KIND)]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+          [prometheusName(ATTR_REPAIR_KIND)]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
           extra: "x",
           ...exporterScopeLabels("my-app", null),
         },
@@ -621,7 +653,9 @@ describe("shutdown()", () => {
     const agent = textAgent(3, { logger: false });
     await agent.invoke({ messages: danglingInput(["c1", "search"]) }, onThread("before"));
     const before = await scrape(handle.metricsUrl);
-    expect(before.sum(MODEL_CALLS, { [label(ATTR_OUTCOME)]: OUTCOME_VALUE_REPAIRED })).toBe(1);
+    expect(
+      before.sum(MODEL_CALLS, { [prometheusName(ATTR_OUTCOME)]: OUTCOME_VALUE_REPAIRED }),
+    ).toBe(1);
     expect(meterIsNoop()).toBe(false);
 
     await handle.shutdown();
@@ -640,12 +674,14 @@ describe("shutdown()", () => {
 
     const after = await scrape(again.metricsUrl);
     expect(series(after, MODEL_CALLS).map(({ value }) => value)).toEqual([1]);
-    expect(after.sum(MODEL_CALLS, { [label(ATTR_OUTCOME)]: OUTCOME_VALUE_REPAIRED })).toBe(1);
+    expect(after.sum(MODEL_CALLS, { [prometheusName(ATTR_OUTCOME)]: OUTCOME_VALUE_REPAIRED })).toBe(
+      1,
+    );
     expect(after.sum(DANGLING)).toBe(1);
     expect(series(after, THREAD_RECENT).map(({ labels }) => labels)).toEqual([
       {
-        [label(ATTR_GEN_AI_CONVERSATION_ID)]: "after",
-        [label(ATTR_GEN_AI_REQUEST_MODEL)]: "unknown",
+        [prometheusName(ATTR_GEN_AI_CONVERSATION_ID)]: "after",
+        [prometheusName(ATTR_GEN_AI_REQUEST_MODEL)]: "unknown",
         ...SCOPE,
       },
     ]);

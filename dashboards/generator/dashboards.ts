@@ -19,7 +19,6 @@ export { PROCESS_VARIABLES } from "./dashboards/filters.js";
 export { threadTraceQuery } from "./dashboards/links.js";
 export { INSTANCE_TABLE_TITLE } from "./dashboards/overview-instances.js";
 export { INSTANCE_WINDOW, MINIMUM_TOOL_CALLS, PANEL_WINDOWS } from "./dashboards/queries.js";
-export { TEMPO_VARIABLE } from "./dashboards/variables.js";
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;

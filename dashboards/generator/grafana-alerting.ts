@@ -46,7 +46,7 @@ function shared(rule: AlertRule): boolean {
  * Uid of an alert's Grafana rule: its name lowercased without the common prefix, after `tcr-`,
  * and its severity where two rules share the name (at most 40 characters, as Grafana wants).
  */
-export function grafanaRuleUid(rule: AlertRule): string {
+function grafanaRuleUid(rule: AlertRule): string {
   const name = rule.alert.replace(/^ToolCallResilience/, "").toLowerCase();
   return shared(rule) ? `tcr-${name}-${rule.labels.severity}` : `tcr-${name}`;
 }

@@ -5,9 +5,14 @@
  * left alone.
  */
 import type { ToolCallRepairOptions } from "../attach/options.js";
-import type { FormatCall, FormatRepairContext, FormatRepairResult, MessagePart } from "./format.js";
 import { repairInFormat } from "./format.js";
 import { groupedFormat, type Segment, segmentPieces, withCallIds } from "./grouped.js";
+import type {
+  FormatCall,
+  FormatRepairContext,
+  FormatRepairResult,
+  MessagePart,
+} from "./message-format.js";
 import { fieldsOf, listOf, stringOrUndefined } from "./read.js";
 
 /**
@@ -94,7 +99,16 @@ function callsOf(content: unknown): FormatCall[] {
   return calls;
 }
 
-/** The AI SDK `ModelMessage` format; see {@link repairModelMessages}. */
+/**
+ * The AI SDK `ModelMessage` format, as {@link repairModelMessages} reads and writes it: a worked
+ * {@link MessageFormat} of a format whose results are parts of a tool message, and a base for your
+ * own when your messages wrap the AI SDK's.
+ *
+ * @example
+ * ```ts
+ * const { messages } = repairInFormat(modelMessageFormat, history, options, { model: "gpt-4.1" });
+ * ```
+ */
 export const modelMessageFormat = groupedFormat({
   name: "ai-sdk",
   provider: undefined,

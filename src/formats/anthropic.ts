@@ -4,9 +4,14 @@
  * (`tool_use_id`), before any other block.
  */
 import type { ToolCallRepairOptions } from "../attach/options.js";
-import type { FormatCall, FormatRepairContext, FormatRepairResult, MessagePart } from "./format.js";
 import { repairInFormat } from "./format.js";
 import { groupedFormat, type Segment, segmentPieces, withCallIds } from "./grouped.js";
+import type {
+  FormatCall,
+  FormatRepairContext,
+  FormatRepairResult,
+  MessagePart,
+} from "./message-format.js";
 import { fieldsOf, listOf, stringOrUndefined } from "./read.js";
 
 /** The `tool_result` block a placeholder is (the format has no field for a marker). */
@@ -74,7 +79,16 @@ function callsOf(content: unknown): FormatCall[] {
   return calls;
 }
 
-/** The Anthropic Messages format; see {@link repairAnthropicMessages}. */
+/**
+ * The Anthropic Messages format, as {@link repairAnthropicMessages} reads and writes it: a worked
+ * {@link MessageFormat} of a format whose results are blocks of a user message, and a base for your
+ * own when your messages wrap Anthropic's.
+ *
+ * @example
+ * ```ts
+ * const { messages } = repairInFormat(anthropicFormat, history, options, { model: "claude-sonnet-4-5" });
+ * ```
+ */
 export const anthropicFormat = groupedFormat({
   name: "anthropic",
   provider: "anthropic",

@@ -10,7 +10,7 @@ import type {
   PlaceholderResult,
   RepairedItem,
   WrittenMessage,
-} from "./format.js";
+} from "./message-format.js";
 
 /** One part of a message and the pieces of its content that make it up. */
 export interface Segment {
@@ -36,12 +36,13 @@ export interface GroupedFormat {
 
 /** A {@link MessageFormat} from a grouped format's pieces. */
 export function groupedFormat(format: GroupedFormat): MessageFormat<unknown> {
-  return {
+  // Frozen: the shipped formats are exported, and one changed in place would change every repair.
+  return Object.freeze({
     name: format.name,
     provider: format.provider,
-    partsOf: (message) => format.segmentsOf(message).map((segment) => segment.part),
-    write: (items) => writeGrouped(format, items),
-  };
+    partsOf: (message: unknown) => format.segmentsOf(message).map((segment) => segment.part),
+    write: (items: readonly RepairedItem<unknown>[]) => writeGrouped(format, items),
+  });
 }
 
 function writeGrouped(format: GroupedFormat, items: readonly RepairedItem<unknown>[]) {

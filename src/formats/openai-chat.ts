@@ -4,16 +4,16 @@
  * the `tool_call_id` it answers.
  */
 import type { ToolCallRepairOptions } from "../attach/options.js";
-import {
-  type FormatCall,
-  type FormatRepairContext,
-  type FormatRepairResult,
-  type MessageFormat,
-  type MessagePart,
-  type RepairedItem,
-  repairInFormat,
-  type WrittenMessage,
-} from "./format.js";
+import { repairInFormat } from "./format.js";
+import type {
+  FormatCall,
+  FormatRepairContext,
+  FormatRepairResult,
+  MessageFormat,
+  MessagePart,
+  RepairedItem,
+  WrittenMessage,
+} from "./message-format.js";
 import { fieldsOf, isParsableJson, listOf, stringOrUndefined } from "./read.js";
 
 /** The placeholder this adapter writes: a tool message (the format has no field for a marker). */
@@ -23,13 +23,28 @@ export interface OpenAIChatToolMessage {
   content: string;
 }
 
-/** The OpenAI Chat Completions format; see {@link repairOpenAIChatMessages}. */
-export const openAIChatFormat: MessageFormat<unknown> = {
+/**
+ * The OpenAI Chat Completions format, as {@link repairOpenAIChatMessages} reads and writes it: a
+ * worked {@link MessageFormat}, and a base for your own when your messages wrap OpenAI's (for
+ * example a stored record holding the message in a field).
+ *
+ * @example
+ * ```ts
+ * const storedFormat: MessageFormat<StoredMessage> = {
+ *   ...openAIChatFormat,
+ *   name: "stored-openai-chat",
+ *   partsOf: (record) => openAIChatFormat.partsOf(record.message),
+ *   write: (items) => ..., // your records for the repaired sequence
+ * };
+ * ```
+ */
+export const openAIChatFormat: MessageFormat<unknown> = Object.freeze({
   name: "openai-chat",
   provider: "openai",
-  partsOf: (message) => [partOf(message)],
-  write: (items) => items.map((item, index) => written(item, index)),
-};
+  partsOf: (message: unknown) => [partOf(message)],
+  write: (items: readonly RepairedItem<unknown>[]) =>
+    items.map((item, index) => written(item, index)),
+});
 
 function partOf(message: unknown): MessagePart {
   const fields = fieldsOf(message);

@@ -16,15 +16,12 @@
  * await telemetry.shutdown();
  * ```
  */
+export { isSetupError, ToolCallResilienceSetupError } from "./errors.js";
 export type { OtlpOptions, OtlpProtocol } from "./otlp-options.js";
-export type {
-  ServedTelemetryHandle,
-  ServingOptions,
-  SpanProcessor,
-  StartTelemetryOptions,
-  TelemetryHandle,
-} from "./start.js";
-export { startTelemetry, ToolCallResilienceSetupError } from "./start.js";
+export type { SpanProcessor } from "./sdk-types.js";
+export type { ServedTelemetryHandle, TelemetryHandle } from "./start.js";
+export { startTelemetry } from "./start.js";
+export type { ServingOptions, StartTelemetryOptions } from "./start-options.js";
 export type { MetricProducer, ThreadMetricsProducerOptions } from "./thread-metrics.js";
 export { threadMetricsProducer } from "./thread-metrics.js";
 export type { MetricView, RecommendedViewsOptions } from "./views.js";

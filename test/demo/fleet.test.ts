@@ -17,16 +17,16 @@ import {
   type FleetSettings,
   totalOf,
 } from "../../demo/fleet.js";
+import { danglingToolCallMiddleware } from "../../src/index.js";
 import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
-  danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_TOOL_CALLS,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import { metricsHarness } from "../helpers/telemetry.js";
 
 /**

@@ -177,12 +177,12 @@ export async function abortMidTool(
 }
 
 /** Tools for an approval flow: both need a human's approval before they run. */
-export const sendEmailTool = tool(async () => "sent", {
+const sendEmailTool = tool(async () => "sent", {
   name: "send_email",
   description: "Sends an email.",
   schema: z.object({ to: z.string() }),
 });
-export const deleteRecordsTool = tool(async () => "deleted", {
+const deleteRecordsTool = tool(async () => "deleted", {
   name: "delete_records",
   description: "Deletes records.",
   schema: z.object({ table: z.string() }),

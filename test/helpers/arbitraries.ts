@@ -15,7 +15,7 @@ import fc from "fast-check";
 /** The small id alphabet: ids get reused across turns and duplicated within a message. */
 export const CALL_IDS = ["a", "b", "c"] as const;
 /** The id of the raw `additional_kwargs.tool_calls` shadow of a message that has parsed calls. */
-export const SHADOW_ID = "z";
+const SHADOW_ID = "z";
 
 /** One call of an AI message; `id` may be missing or empty, `name` too. */
 export interface CallSpec {
@@ -185,7 +185,7 @@ export function brokenStepsArbOver(ids: readonly string[]): fc.Arbitrary<StepSpe
 }
 
 /** Steps of a well-formed history: every call answered directly after its AI message. */
-export const cleanStepsArb: fc.Arbitrary<StepSpec[]> = fc.array(
+const cleanStepsArb: fc.Arbitrary<StepSpec[]> = fc.array(
   fc.oneof({ weight: 3, arbitrary: cleanTurnArb }, { weight: 2, arbitrary: otherStepArb }),
   { maxLength: 8 },
 );
@@ -333,7 +333,7 @@ function describeCall(call: unknown, prefix: string): string {
 }
 
 /** A compact picture of a message: `ai(a,!b,?)`, `ai(raw:a)`, `tool(a)`, `human`, `null`, ... */
-export function describeMessage(message: unknown): string {
+function describeMessage(message: unknown): string {
   if (message === null || typeof message !== "object") return JSON.stringify(message);
   if (message instanceof AIMessage) {
     const raw = (message.additional_kwargs.tool_calls ?? []) as unknown[];

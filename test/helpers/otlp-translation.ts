@@ -36,7 +36,7 @@ export function translatedMetricName(point: MetricPoint): string {
 }
 
 /** The label name of an attribute key. */
-export function translatedLabelName(key: string): string {
+function translatedLabelName(key: string): string {
   const name = sanitize(key);
   return /^[0-9]/.test(name) ? `key_${name}` : name;
 }

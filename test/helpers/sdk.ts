@@ -3,8 +3,9 @@
  * the peer range (CI runs the setup suites once more with the lowest and the newest release).
  */
 import { createRequire } from "node:module";
-import { INSTRUMENTATION_SCOPE_NAME, PACKAGE_VERSION } from "../../src/index.js";
+import { PACKAGE_VERSION } from "../../src/index.js";
 import { manifestAbove } from "../../src/setup/sdk.js";
+import { INSTRUMENTATION_SCOPE_NAME } from "../../src/telemetry/semconv.js";
 import range from "../sdk-range.json" with { type: "json" };
 
 /** An end of the `@opentelemetry/sdk-node` peer range, with the API and Node.js it needs. */
@@ -23,7 +24,7 @@ export interface SdkRangeEnd {
 export const SDK_RANGE: Readonly<{ lowest: SdkRangeEnd; newest: SdkRangeEnd }> = range;
 
 /** The version of a package as `@opentelemetry/sdk-node` resolves it (the copy it runs with). */
-export function sdkPackageVersion(name: string): string {
+function sdkPackageVersion(name: string): string {
   const fromSdk = createRequire(createRequire(import.meta.url).resolve("@opentelemetry/sdk-node"));
   const version = manifestAbove(fromSdk.resolve(name), name)?.version;
   if (version === undefined) throw new Error(`no package.json of ${name} above its entry point`);

@@ -8,7 +8,6 @@ import {
   AggregationTemporality,
   type DataPoint,
   type Histogram,
-  InstrumentType,
   MeterProvider,
   type MetricProducer,
   MetricReader,
@@ -90,7 +89,7 @@ export function metricsHarness(views: ViewOptions[] = []) {
 }
 
 /** Whether `attributes` hold every entry of `where`. */
-export function matches(attributes: Attributes, where: Attributes): boolean {
+function matches(attributes: Attributes, where: Attributes): boolean {
   return Object.entries(where).every(([key, value]) => attributes[key] === value);
 }
 
@@ -111,5 +110,3 @@ export function tracingHarness() {
     shutdown: () => tracerProvider.shutdown(),
   };
 }
-
-export { InstrumentType };

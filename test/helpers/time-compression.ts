@@ -15,7 +15,7 @@ const DURATION = /^\d+[smhdw]$/;
  *
  * @throws {Error} when the result is not a whole number of seconds
  */
-export function scaleDuration(duration: string, factor: number): string {
+function scaleDuration(duration: string, factor: number): string {
   const scaled = seconds(duration) / factor;
   if (!Number.isInteger(scaled)) {
     throw new Error(`${duration} divided by ${factor} is not a whole number of seconds`);
@@ -43,7 +43,7 @@ export function scaleConfig(config: BundleConfig, factor: number): BundleConfig 
 }
 
 /** An Alertmanager duration (`30s`, `4h`, `1d`) divided by `factor`, in milliseconds. */
-export function scaleAlertmanagerDuration(duration: string, factor: number): string {
+function scaleAlertmanagerDuration(duration: string, factor: number): string {
   const match = /^(\d+)(ms|s|m|h|d|w)$/.exec(duration);
   const units: Record<string, number> = {
     ms: 1,

@@ -13,11 +13,11 @@ import { brokenStepsArbOver, materialize, type StepSpec } from "./arbitraries.js
 import { anthropicAIMessage, asOutputV1, responsesAIMessage } from "./client-messages.js";
 
 /** Call ids: few, so that they get reused across turns and within a message. */
-export const WIRE_CALL_IDS = ["a", "b", "c"] as const;
+const WIRE_CALL_IDS = ["a", "b", "c"] as const;
 /** The id of a computer call: its results are screenshots, which no other call's result is. */
 const COMPUTER_ID = "cu";
 /** A screenshot, as a computer-use tool returns it. */
-export const SCREENSHOT = "data:image/png;base64,iVBORw0KGgo=";
+const SCREENSHOT = "data:image/png;base64,iVBORw0KGgo=";
 
 type Maker = "responses" | "responses-v1" | "anthropic" | "anthropic-v1";
 type Kind = "function" | "custom" | "computer";
@@ -152,7 +152,7 @@ const idlessTurnArb: fc.Arbitrary<IdlessTurnSpec> = fc
   );
 
 /** Steps of a broken history that mixes every client's shapes. */
-export const wireStepsArb: fc.Arbitrary<WireStepSpec[]> = fc
+const wireStepsArb: fc.Arbitrary<WireStepSpec[]> = fc
   .tuple(
     brokenStepsArbOver(WIRE_CALL_IDS),
     fc.array(
@@ -278,7 +278,7 @@ function aiMessageOf(turn: WireTurnSpec): AIMessage {
 }
 
 /** Fresh messages for a spec. */
-export function materializeWire(steps: readonly WireStepSpec[]): unknown[] {
+function materializeWire(steps: readonly WireStepSpec[]): unknown[] {
   const history: unknown[] = [];
   const counter = { serial: 0 };
   for (const step of steps) {

@@ -15,7 +15,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PLACEHOLDER_CATALOG, REPAIR_DURATION_BUCKETS } from "../../src/index.js";
+import { PLACEHOLDER_CATALOG } from "../../src/index.js";
+import { REPAIR_DURATION_BUCKETS } from "../../src/telemetry/semconv.js";
 import { latestPoints, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { freePort, parseExposition } from "../helpers/prometheus.js";
 import { SDK_RANGE } from "../helpers/sdk.js";
@@ -303,7 +304,12 @@ describe("the packed tarball", () => {
   });
 
   it("holds the compiled entry points with their types, and no source maps", () => {
-    for (const entry of ["dist/index", "dist/setup/index", "dist/formats/index"]) {
+    for (const entry of [
+      "dist/index",
+      "dist/setup/index",
+      "dist/formats/index",
+      "dist/telemetry/semconv",
+    ]) {
       expect(tarballFiles).toContain(`${entry}.js`);
       expect(tarballFiles).toContain(`${entry}.d.ts`);
     }
@@ -433,18 +439,21 @@ console.log("answer:", result.messages.at(-1).text);
     );
   });
 
-  it("is require()d from CommonJS: the main entry, /setup and /formats", async () => {
+  it("is require()d from CommonJS: the main entry, /setup, /formats and /semconv", async () => {
     writeFileSync(
       join(langChainApp.dir, "check.cjs"),
       `const main = require("tool-call-resilience");
 const setup = require("tool-call-resilience/setup");
 const formats = require("tool-call-resilience/formats");
+const semconv = require("tool-call-resilience/semconv");
 console.log(JSON.stringify({
   middleware: typeof main.danglingToolCallMiddleware,
   wrapper: typeof main.withToolCallRepair,
   startTelemetry: typeof setup.startTelemetry,
   openAI: typeof formats.repairOpenAIChatMessages,
   sameEngine: main.repairOpenAIChatMessages === formats.repairOpenAIChatMessages,
+  danglingMetric: semconv.METRIC_DANGLING_TOOL_CALLS,
+  namesOnlyInSemconv: !("METRIC_DANGLING_TOOL_CALLS" in main),
 }));
 `,
     );
@@ -456,6 +465,8 @@ console.log(JSON.stringify({
       startTelemetry: "function",
       openAI: "function",
       sameEngine: true,
+      danglingMetric: "tool_call_resilience.dangling_tool_calls",
+      namesOnlyInSemconv: true,
     });
   });
 
@@ -520,7 +531,9 @@ console.log(JSON.stringify({
         `import { danglingToolCallMiddleware, type ToolCallRepairOptions, withToolCallRepair } from "tool-call-resilience";
 import { repairOpenAIChatMessages, type FormatRepairResult } from "tool-call-resilience/formats";
 import { startTelemetry } from "tool-call-resilience/setup";
+import { METRIC_DANGLING_TOOL_CALLS } from "tool-call-resilience/semconv";
 
+export const metric: "tool_call_resilience.dangling_tool_calls" = METRIC_DANGLING_TOOL_CALLS;
 const options: ToolCallRepairOptions = { locale: "de", threadMetrics: false };
 export const middleware = danglingToolCallMiddleware({ ...options, persist: true });
 export const wrap = withToolCallRepair;
@@ -552,6 +565,52 @@ danglingToolCallMiddleware({ notAnOption: true });
       expect(tsc.code).toBe(0);
     },
   );
+
+  it("shows the documentation of every option in the editor, from the published declarations", async () => {
+    writeFileSync(
+      join(langChainApp.dir, "options-docs.ts"),
+      `import type { DanglingToolCallMiddlewareOptions, RepairOptions, ToolCallRepairOptions } from "tool-call-resilience";
+import type { OtlpOptions, RecommendedViewsOptions, StartTelemetryOptions, ThreadMetricsProducerOptions } from "tool-call-resilience/setup";
+export type Middleware = DanglingToolCallMiddlewareOptions;
+export type Shared = ToolCallRepairOptions;
+export type Engine = RepairOptions;
+export type Start = StartTelemetryOptions;
+export type Otlp = OtlpOptions;
+export type Views = RecommendedViewsOptions;
+export type Producer = ThreadMetricsProducerOptions;
+`,
+    );
+    // What an editor shows on hover: each property's documentation comment, read through the
+    // TypeScript compiler API from the installed package's declarations.
+    writeFileSync(
+      join(langChainApp.dir, "options-docs.mjs"),
+      `import ts from "typescript";
+const program = ts.createProgram(["options-docs.ts"], {
+  module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, noEmit: true,
+});
+const checker = program.getTypeChecker();
+const options = {};
+for (const statement of program.getSourceFile("options-docs.ts").statements) {
+  if (!ts.isTypeAliasDeclaration(statement)) continue;
+  const type = checker.getTypeAtLocation(statement.name);
+  options[statement.name.text] = Object.fromEntries(checker.getPropertiesOfType(type).map((property) =>
+    [property.name, ts.displayPartsToString(property.getDocumentationComment(checker)) !== ""]));
+}
+console.log(JSON.stringify(options));
+`,
+    );
+    const ran = await node(["options-docs.mjs"], langChainApp.dir);
+    expect(ran.code, ran.stderr).toBe(0);
+    const documented = JSON.parse(ran.stdout) as Record<string, Record<string, boolean>>;
+    expect(Object.keys(documented.Middleware ?? {})).toContain("persist");
+    expect(Object.keys(documented.Start ?? {})).toContain("otlp");
+    const undocumented = Object.entries(documented).flatMap(([type, properties]) =>
+      Object.entries(properties)
+        .filter(([, hasDocs]) => !hasDocs)
+        .map(([name]) => `${type}.${name}`),
+    );
+    expect(undocumented).toEqual([]);
+  });
 });
 
 describe("tool-call-resilience/formats, in an app without LangChain", () => {

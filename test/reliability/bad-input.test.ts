@@ -11,13 +11,9 @@ import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messag
 import { afterEach, describe, expect, it } from "vitest";
 import { prometheusName, series } from "../../dashboards/generator/names.js";
 import { findOnPath } from "../../demo/prometheus-server.js";
-import {
-  ATTR_GEN_AI_TOOL_NAME,
-  danglingToolCallMiddleware,
-  repairToolCalls,
-  syntheticReasonOf,
-} from "../../src/index.js";
+import { danglingToolCallMiddleware, repairToolCalls, syntheticReasonOf } from "../../src/index.js";
 import { type ServedTelemetryHandle, startTelemetry } from "../../src/setup/index.js";
+import { ATTR_GEN_AI_TOOL_NAME } from "../../src/telemetry/semconv.js";
 import { aiCalls, human, toolResult } from "../helpers/history.js";
 import { freePort, scrape } from "../helpers/prometheus.js";
 import { ACCEPTED_BY_ALL, providerViolations } from "../helpers/provider-payloads.js";

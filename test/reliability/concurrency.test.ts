@@ -14,12 +14,16 @@ import type { FakeBuiltModel } from "@langchain/core/testing";
 import type { MeterProvider } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
 import { seeded } from "../../demo/random.js";
+import { danglingToolCallMiddleware, syntheticReasonOf } from "../../src/index.js";
+import {
+  DEFAULT_COUNT_ONCE_MEMORY,
+  sharedCountOnceMemory,
+} from "../../src/telemetry/count-once.js";
 import {
   ATTR_DANGLING_COUNT,
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_OUTCOME,
   ATTR_TOOL_CALL_IDS,
-  danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
@@ -28,12 +32,7 @@ import {
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
   SPAN_REPAIR_TOOL_CALLS,
-  syntheticReasonOf,
-} from "../../src/index.js";
-import {
-  DEFAULT_COUNT_ONCE_MEMORY,
-  sharedCountOnceMemory,
-} from "../../src/telemetry/count-once.js";
+} from "../../src/telemetry/semconv.js";
 import {
   DEFAULT_THREAD_SERIES_LIMIT,
   sharedThreadActivity,

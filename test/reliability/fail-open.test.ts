@@ -9,17 +9,19 @@ import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { MiddlewareError } from "langchain";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
-  ATTR_ERROR_TYPE,
-  ATTR_OUTCOME,
   type DanglingToolCallMiddlewareOptions,
   danglingToolCallMiddleware,
+} from "../../src/index.js";
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_OUTCOME,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_FAILED_OPEN,
   OUTCOME_VALUE_REPAIRED,
   SPAN_REPAIR_TOOL_CALLS,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import {
   agentWith,
   aiAnswer,

@@ -7,19 +7,21 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import {
+  DOUBLE_ATTACHMENT_WARNING,
+  danglingToolCallMiddleware,
+  withToolCallRepair,
+} from "../../src/index.js";
+import {
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_OUTCOME,
-  DOUBLE_ATTACHMENT_WARNING,
-  danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
-  withToolCallRepair,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
   aiAnswer,

@@ -19,18 +19,18 @@ import {
   modelRetryMiddleware,
 } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { danglingToolCallMiddleware } from "../../src/index.js";
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
-  danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
   aiAnswer,

@@ -7,12 +7,12 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
+import { withToolCallRepair } from "../../src/index.js";
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
-  withToolCallRepair,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import { aiAnswer, onThread, scriptedModel } from "../helpers/agent.js";
 import { metricsHarness } from "../helpers/telemetry.js";
 

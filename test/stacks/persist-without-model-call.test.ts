@@ -9,19 +9,19 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, modelCallLimitMiddleware } from "langchain";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { danglingToolCallMiddleware } from "../../src/index.js";
+import { MODEL_CALL_WAIT_MS } from "../../src/telemetry/pending-inspections.js";
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
-  danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
-} from "../../src/index.js";
-import { MODEL_CALL_WAIT_MS } from "../../src/telemetry/pending-inspections.js";
+} from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
   aiToolCall,

@@ -10,11 +10,8 @@ import { MemorySaver } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, createMiddleware, tool } from "langchain";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import {
-  ATTR_GEN_AI_AGENT_NAME,
-  danglingToolCallMiddleware,
-  METRIC_MODEL_CALLS,
-} from "../../src/index.js";
+import { danglingToolCallMiddleware } from "../../src/index.js";
+import { ATTR_GEN_AI_AGENT_NAME, METRIC_MODEL_CALLS } from "../../src/telemetry/semconv.js";
 import { aiAnswer, aiToolCall, humanTurn, onThread, scriptedModel } from "../helpers/agent.js";
 import { metricsHarness } from "../helpers/telemetry.js";
 

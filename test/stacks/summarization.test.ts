@@ -22,13 +22,13 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, summarizationMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
+import { danglingToolCallMiddleware, PLACEHOLDER_CATALOG } from "../../src/index.js";
 import {
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_OUTCOME,
   ATTR_REASON,
   ATTR_REPAIR_KIND,
-  danglingToolCallMiddleware,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
@@ -36,10 +36,9 @@ import {
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
-  PLACEHOLDER_CATALOG,
   REASON_VALUE_INTERRUPTED,
   REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
-} from "../../src/index.js";
+} from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
   aiAnswer,

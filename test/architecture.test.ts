@@ -60,12 +60,13 @@ describe("ARCHITECTURE.md", () => {
     expect(listed).toEqual(filesUnder("src", ".ts"));
   });
 
-  it("names for each module the tests that hold it, and each of them exists", () => {
+  it("names for each module tests that exist and run it, through their imports", () => {
     for (const [module, tests] of moduleTable()) {
       expect(tests.length, `${module} has no tests in the table`).toBeGreaterThan(0);
       for (const test of tests) {
         expect(test, `${module}'s tests`).toMatch(/^test\/.*\.test\.ts$/);
         expect(existsSync(join(root, test)), `${test}, named for ${module}`).toBe(true);
+        expect(reachableFrom(test).has(module), `${test} does not reach ${module}`).toBe(true);
       }
     }
   });
@@ -95,6 +96,40 @@ function importsOf(path: string): string[] {
       .split("\\")
       .join("/"),
   );
+}
+
+/** The package's entry points, by the names tests and examples import them under. */
+const PACKAGE_ENTRIES: Readonly<Record<string, string>> = {
+  "tool-call-resilience": "src/index.ts",
+  "tool-call-resilience/formats": "src/formats/index.ts",
+  "tool-call-resilience/setup": "src/setup/index.ts",
+  "tool-call-resilience/semconv": "src/telemetry/semconv.ts",
+};
+
+/**
+ * What a test file runs, beyond its own imports: the package test installs the packed package and
+ * runs every entry point and the command; the examples test runs every example by its path.
+ */
+const RUNS: Readonly<Record<string, readonly string[]>> = {
+  "test/package/consumer.test.ts": [...Object.values(PACKAGE_ENTRIES), "src/cli/main.ts"],
+  "test/examples.test.ts": filesUnder("examples", ".ts"),
+};
+
+/** Every file of the project a test file reaches through its imports (and what it runs). */
+function reachableFrom(test: string): Set<string> {
+  const reached = new Set<string>();
+  const pending = [test];
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    if (reached.has(path) || !existsSync(join(root, path)) || !path.endsWith(".ts")) continue;
+    reached.add(path);
+    pending.push(...importsOf(path), ...(RUNS[path] ?? []));
+    const source = readFileSync(join(root, path), "utf8");
+    for (const [, name = ""] of source.matchAll(/from\s+"(tool-call-resilience[^"]*)"/g)) {
+      const entry = PACKAGE_ENTRIES[name];
+      if (entry !== undefined) pending.push(entry);
+    }
+  }
+  return reached;
 }
 
 describe("the documentation", () => {

@@ -100,11 +100,39 @@ const ERROR_NAMES: ReadonlySet<string> = new Set([
   SETUP_ERROR_NAME,
 ]);
 
-/** The `name` of a value, when it is an object that has a string one. */
+/**
+ * Whether a value is an instance of a class, for a guard: a proxy whose prototype cannot be read
+ * is no instance, where `instanceof` would throw.
+ */
+export function isInstance(value: unknown, type: abstract new (...args: never[]) => unknown) {
+  try {
+    return value instanceof type;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `name` of a value, when it is an object that has a string one. A guard never throws: a
+ * `name` that cannot be read (a getter or a proxy that throws) is no name.
+ */
 export function nameOf(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null) return undefined;
-  const { name } = value as { name?: unknown };
-  return typeof name === "string" ? name : undefined;
+  try {
+    const { name } = value as { name?: unknown };
+    return typeof name === "string" ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether an error from another copy of the package carries its list of problems. */
+function hasProblems(error: unknown): boolean {
+  try {
+    return Array.isArray((error as { problems?: unknown }).problems);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -117,7 +145,7 @@ export function nameOf(value: unknown): string | undefined {
  * ```
  */
 export function isToolCallResilienceError(error: unknown): error is ToolCallResilienceError {
-  if (error instanceof ToolCallResilienceError) return true;
+  if (isInstance(error, ToolCallResilienceError)) return true;
   const name = nameOf(error);
   return name !== undefined && ERROR_NAMES.has(name);
 }
@@ -132,9 +160,6 @@ export function isToolCallResilienceError(error: unknown): error is ToolCallResi
  * ```
  */
 export function isOptionsError(error: unknown): error is ToolCallResilienceOptionsError {
-  if (error instanceof ToolCallResilienceOptionsError) return true;
-  return (
-    nameOf(error) === "ToolCallResilienceOptionsError" &&
-    Array.isArray((error as { problems?: unknown }).problems)
-  );
+  if (isInstance(error, ToolCallResilienceOptionsError)) return true;
+  return nameOf(error) === "ToolCallResilienceOptionsError" && hasProblems(error);
 }

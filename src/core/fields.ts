@@ -1,7 +1,8 @@
 /**
  * Lenient access to values of unknown shape: the fields of a record and the entries of a list,
- * read the same way by the engine, the wire readers, the native formats and the telemetry. A
- * message, a call, a content block or a tool definition is a record; a list of them is an array.
+ * for the engine, the wire readers, the native formats and the telemetry. A message, a call, a
+ * content block or a tool definition is a record; a list of them is an array. The one difference
+ * between readers, whether an array can stand as a record, is a named rule of {@link fieldsOf}.
  * Nothing here reads a property, so nothing here triggers a getter or a proxy trap.
  */
 
@@ -12,26 +13,31 @@ export type Fields = Record<string, unknown>;
 const NO_ENTRIES: readonly unknown[] = Object.freeze([]);
 
 /**
- * The value as a record of fields, or `undefined` when it is not one. A record is any object that
- * is not an array: a plain object, a class instance (a LangChain message), a proxy of one. An
- * array is a list, read with {@link listOf}; a function, `null` and every primitive are not
- * records. No property is read: a throwing getter is not triggered, and a proxy's traps are not
- * called. Only a revoked proxy throws (a `TypeError`), as any read of it would.
- *
- * A caller that takes an array as a record too (the engine counts any object in `tool_calls` as a
- * call) says so where it reads, with `isToolCallEntry` or its own check.
+ * Which values {@link fieldsOf} reads as records of fields:
+ * - `"objects"`: every object, arrays included. The engine and the telemetry read LangChain-shaped
+ *   values this way: whatever object stands where a message, a call or a block is expected has
+ *   its fields read, so that the kind of a message and its calls and results are read alike.
+ * - `"records"`: objects that are not arrays. The native formats read JSON this way: an array
+ *   where a message, a call or an argument object belongs is junk, not a record.
+ */
+export type FieldsRule = "objects" | "records";
+
+/**
+ * The value as a record of fields, or `undefined` when it is not one by `rule` (by default every
+ * object, arrays included). A function, `null` and every primitive are never records. No
+ * property is read: a throwing getter is not triggered, and a proxy's traps are not called; under
+ * `"records"`, a revoked proxy throws (a `TypeError`), as any read of it would.
  *
  * @example
  * ```ts
  * fieldsOf({ id: "call_1" })?.id; // "call_1"
- * fieldsOf([{ id: "call_1" }]); // undefined: a list, not a record
+ * fieldsOf([{ id: "call_1" }], "records"); // undefined: a JSON list, not a record
  * fieldsOf("call_1"); // undefined
  * ```
  */
-export function fieldsOf(value: unknown): Fields | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? (value as Fields)
-    : undefined;
+export function fieldsOf(value: unknown, rule: FieldsRule = "objects"): Fields | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  return rule === "objects" || !Array.isArray(value) ? (value as Fields) : undefined;
 }
 
 /**

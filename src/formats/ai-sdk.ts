@@ -13,7 +13,7 @@ import type {
   FormatRepairResult,
   MessagePart,
 } from "./message-format.js";
-import { fieldsOf, listOf, stringOrUndefined } from "./read.js";
+import { listOf, recordOf, stringOrUndefined } from "./read.js";
 
 /**
  * The `providerOptions` key of the marker on a placeholder part, with `markSynthetic` on:
@@ -51,7 +51,7 @@ const OTHER_PART: MessagePart = { role: "other" };
 const OTHER: Segment = { part: OTHER_PART, pieces: [] };
 
 function segmentsOf(message: unknown): readonly Segment[] {
-  const fields = fieldsOf(message);
+  const fields = recordOf(message);
   switch (fields?.role) {
     case "assistant":
       return [
@@ -72,7 +72,7 @@ function segmentsOf(message: unknown): readonly Segment[] {
 }
 
 function resultOf(part: unknown): MessagePart | undefined {
-  const fields = fieldsOf(part);
+  const fields = recordOf(part);
   if (fields?.type !== "tool-result") return undefined;
   return {
     role: "tool",
@@ -82,7 +82,7 @@ function resultOf(part: unknown): MessagePart | undefined {
 }
 
 function isCall(part: unknown): boolean {
-  const fields = fieldsOf(part);
+  const fields = recordOf(part);
   return fields?.type === "tool-call" && fields.providerExecuted !== true;
 }
 
@@ -90,7 +90,7 @@ function callsOf(content: unknown): FormatCall[] {
   const calls: FormatCall[] = [];
   for (const part of listOf(content)) {
     if (!isCall(part)) continue;
-    const fields = fieldsOf(part) ?? {};
+    const fields = recordOf(part) ?? {};
     calls.push({
       id: stringOrUndefined(fields.toolCallId),
       name: stringOrUndefined(fields.toolName),
@@ -113,8 +113,8 @@ export const modelMessageFormat = groupedFormat({
   name: "ai-sdk",
   provider: undefined,
   segmentsOf,
-  joinsResults: (message) => fieldsOf(message)?.role === "tool",
-  messageWith: (pieces, source) => ({ ...fieldsOf(source), role: "tool", content: [...pieces] }),
+  joinsResults: (message) => recordOf(message)?.role === "tool",
+  messageWith: (pieces, source) => ({ ...recordOf(source), role: "tool", content: [...pieces] }),
   placeholderPiece: (placeholder): ModelToolResultPlaceholder => {
     const part: ModelToolResultPlaceholder = {
       type: "tool-result",
@@ -129,7 +129,7 @@ export const modelMessageFormat = groupedFormat({
     }
     return part;
   },
-  resultPieceWithId: (part, toolCallId) => ({ ...fieldsOf(part), toolCallId }),
+  resultPieceWithId: (part, toolCallId) => ({ ...recordOf(part), toolCallId }),
   callsWithIds: (message, ids, names) =>
     withCallIds(message, ids, names, isCall, { id: "toolCallId", name: "toolName" }),
 });

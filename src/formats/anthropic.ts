@@ -12,7 +12,7 @@ import type {
   FormatRepairResult,
   MessagePart,
 } from "./message-format.js";
-import { fieldsOf, listOf, stringOrUndefined } from "./read.js";
+import { listOf, recordOf, stringOrUndefined } from "./read.js";
 
 /** The `tool_result` block a placeholder is (the format has no field for a marker). */
 export interface AnthropicToolResultBlock {
@@ -42,7 +42,7 @@ const USER: MessagePart = { role: "user" };
 const OTHER: Segment = { part: { role: "other" }, pieces: [] };
 
 function segmentsOf(message: unknown): readonly Segment[] {
-  const fields = fieldsOf(message);
+  const fields = recordOf(message);
   if (fields === undefined) return [OTHER];
   const content = fields.content;
   if (fields.role === "assistant") {
@@ -54,26 +54,26 @@ function segmentsOf(message: unknown): readonly Segment[] {
 }
 
 function resultOf(block: unknown): MessagePart | undefined {
-  const fields = fieldsOf(block);
+  const fields = recordOf(block);
   if (fields?.type !== "tool_result") return undefined;
   return { role: "tool", toolCallId: stringOrUndefined(fields.tool_use_id) };
 }
 
 function isCall(block: unknown): boolean {
-  return fieldsOf(block)?.type === "tool_use";
+  return recordOf(block)?.type === "tool_use";
 }
 
 function callsOf(content: unknown): FormatCall[] {
   const calls: FormatCall[] = [];
   for (const block of listOf(content)) {
     if (!isCall(block)) continue;
-    const fields = fieldsOf(block) ?? {};
+    const fields = recordOf(block) ?? {};
     const input = fields.input;
     calls.push({
       id: stringOrUndefined(fields.id),
       name: stringOrUndefined(fields.name),
       // A stream cut off mid-call leaves the input as partial JSON text.
-      invalidArguments: input !== undefined && fieldsOf(input) === undefined,
+      invalidArguments: input !== undefined && recordOf(input) === undefined,
     });
   }
   return calls;
@@ -94,15 +94,15 @@ export const anthropicFormat = groupedFormat({
   provider: "anthropic",
   segmentsOf,
   joinsResults: (message, segment) =>
-    fieldsOf(message)?.role === "user" && segment.part.role === "user",
-  messageWith: (pieces, source) => ({ ...fieldsOf(source), role: "user", content: [...pieces] }),
+    recordOf(message)?.role === "user" && segment.part.role === "user",
+  messageWith: (pieces, source) => ({ ...recordOf(source), role: "user", content: [...pieces] }),
   placeholderPiece: (placeholder): AnthropicToolResultBlock => ({
     type: "tool_result",
     tool_use_id: placeholder.toolCallId,
     content: placeholder.text,
     is_error: true,
   }),
-  resultPieceWithId: (block, toolCallId) => ({ ...fieldsOf(block), tool_use_id: toolCallId }),
+  resultPieceWithId: (block, toolCallId) => ({ ...recordOf(block), tool_use_id: toolCallId }),
   callsWithIds: (message, ids, names) =>
     withCallIds(message, ids, names, isCall, { id: "id", name: "name" }),
 });

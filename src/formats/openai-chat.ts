@@ -14,7 +14,7 @@ import type {
   RepairedItem,
   WrittenMessage,
 } from "./message-format.js";
-import { fieldsOf, isParsableJson, listOf, stringOrUndefined } from "./read.js";
+import { isParsableJson, listOf, recordOf, stringOrUndefined } from "./read.js";
 
 /** The placeholder this adapter writes: a tool message (the format has no field for a marker). */
 export interface OpenAIChatToolMessage {
@@ -47,7 +47,7 @@ export const openAIChatFormat: MessageFormat<unknown> = Object.freeze({
 });
 
 function partOf(message: unknown): MessagePart {
-  const fields = fieldsOf(message);
+  const fields = recordOf(message);
   switch (fields?.role) {
     case "assistant":
       return { role: "assistant", calls: callsOf(fields.tool_calls) };
@@ -66,9 +66,9 @@ function partOf(message: unknown): MessagePart {
 function callsOf(toolCalls: unknown): FormatCall[] {
   const calls: FormatCall[] = [];
   for (const entry of listOf(toolCalls)) {
-    const call = fieldsOf(entry);
+    const call = recordOf(entry);
     if (call === undefined) continue;
-    const fn = fieldsOf(call.function);
+    const fn = recordOf(call.function);
     calls.push({
       id: stringOrUndefined(call.id),
       name: stringOrUndefined(fn?.name),
@@ -85,13 +85,13 @@ function written(item: RepairedItem<unknown>, index: number): WrittenMessage<unk
     case "part":
       return { message: item.message, items };
     case "renamed_calls": {
-      const fields = fieldsOf(item.message) ?? {};
+      const fields = recordOf(item.message) ?? {};
       let next = 0;
       const toolCalls = listOf(fields.tool_calls).map((entry) => {
-        const call = fieldsOf(entry);
+        const call = recordOf(entry);
         if (call === undefined) return entry;
         const position = next++;
-        const fn = fieldsOf(call.function);
+        const fn = recordOf(call.function);
         return {
           ...call,
           id: item.ids[position],
@@ -101,7 +101,7 @@ function written(item: RepairedItem<unknown>, index: number): WrittenMessage<unk
       return { message: { ...fields, tool_calls: toolCalls }, items };
     }
     case "renamed_result":
-      return { message: { ...fieldsOf(item.message), tool_call_id: item.toolCallId }, items };
+      return { message: { ...recordOf(item.message), tool_call_id: item.toolCallId }, items };
     case "placeholder": {
       const placeholder: OpenAIChatToolMessage = {
         role: "tool",

@@ -1,10 +1,16 @@
 /**
  * Lenient reading shared by the native-format adapters: nothing here throws on junk. Records and
- * lists are read as everywhere else in the package (`core/fields.ts`): a JSON message, call,
- * block or part is an object, and an array in its place is junk, not a record.
+ * lists are read by `core/fields.ts`, under its `"records"` rule: a JSON message, call, block or
+ * part is an object, and an array in its place is junk, not a record.
  */
+import { type Fields, fieldsOf as fieldsByRule } from "../core/fields.js";
 
-export { fieldsOf, listOf } from "../core/fields.js";
+export { listOf } from "../core/fields.js";
+
+/** The fields of a JSON record; `undefined` for an array, `null` or a primitive. */
+export function recordOf(value: unknown): Fields | undefined {
+  return fieldsByRule(value, "records");
+}
 
 /** A non-empty string, or `undefined` for anything else. */
 export function stringOrUndefined(value: unknown): string | undefined {

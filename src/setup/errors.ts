@@ -1,5 +1,5 @@
 /** The error the setup entry point throws when it cannot start, and its guard. */
-import { nameOf, SETUP_ERROR_NAME, ToolCallResilienceError } from "../core/errors.js";
+import { isInstance, nameOf, SETUP_ERROR_NAME, ToolCallResilienceError } from "../core/errors.js";
 
 /** Thrown by `startTelemetry` and `recommendedViews` when they cannot start; nothing is left running. */
 export class ToolCallResilienceSetupError extends ToolCallResilienceError {
@@ -20,5 +20,5 @@ export class ToolCallResilienceSetupError extends ToolCallResilienceError {
  * ```
  */
 export function isSetupError(error: unknown): error is ToolCallResilienceSetupError {
-  return error instanceof ToolCallResilienceSetupError || nameOf(error) === SETUP_ERROR_NAME;
+  return isInstance(error, ToolCallResilienceSetupError) || nameOf(error) === SETUP_ERROR_NAME;
 }

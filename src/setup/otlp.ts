@@ -10,7 +10,6 @@ import {
   MAX_INTERVAL_MILLIS,
   OTLP_PROTOCOLS,
   type OtlpProtocol,
-  otlpObjectSchema,
   type ParsedOtlpOptions,
   PROTOCOL_ERROR,
 } from "./otlp-options.js";
@@ -23,9 +22,6 @@ import {
   type OtlpTraceExporterPackage,
 } from "./sdk.js";
 import type { MetricProducer, MetricReader, SpanProcessor } from "./sdk-types.js";
-
-/** The OTLP option names, for checks that the docs list every one; not part of the public surface. */
-export const otlpOptionNames: readonly string[] = Object.keys(otlpObjectSchema.shape);
 
 /** An OTLP signal and the names the specification gives it. */
 interface Signal {

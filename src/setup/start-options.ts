@@ -159,8 +159,3 @@ export type StartTelemetryOptions = z.input<typeof startTelemetryOptionsSchema>;
 /** Options with which `startTelemetry` serves a Prometheus endpoint. */
 export type ServingOptions = StartTelemetryOptions &
   ({ prometheus: true } | { prometheus?: true | undefined; otlp?: false | undefined });
-
-/** The option names, for checks that the docs list every one; not part of the public surface. */
-export const startTelemetryOptionNames: readonly string[] = Object.keys(
-  startTelemetryOptionsSchema.shape,
-);

@@ -96,6 +96,8 @@ export class RepairTelemetry {
     this.#conversationIdOf(threadId, "metrics");
   readonly #conversationForTracing = (threadId: string) =>
     this.#conversationIdOf(threadId, "tracing");
+  /** {@link #labelsOf}, made once: it is passed on every response counted. */
+  readonly #labelsOfCall = (call: ObservedModelCall): CallLabels => this.#labelsOf(call);
   /** {@link chargedTo} with these settings, made once. */
   readonly #chargedTo = (labels: CallLabels, message: unknown): ModelIdentity =>
     chargedTo(this.#settings, labels, message);
@@ -210,7 +212,8 @@ export class RepairTelemetry {
         target.instruments,
         response,
         call.target ?? "any",
-        () => this.#labelsOf(call),
+        call,
+        this.#labelsOfCall,
         this.#chargedTo,
       );
     } catch (error) {

@@ -35,25 +35,28 @@ export function aiMessagesOf(response: unknown): readonly unknown[] {
  * Adds each tool call of a response's AI messages to the tool-call counter, charged to the model
  * that made its message.
  *
- * @param labelsOf - the call's labels, asked for only once a response holds an AI message
+ * @param call - the model call the response answers
+ * @param labelsOf - the labels of `call`, asked for only once a response holds an AI message (a
+ *   function made once, so that counting a response allocates nothing for it)
  * @param chargedTo - the model a message's calls are charged to
  *
  * @example
  * ```ts
- * countResponseToolCalls(instruments, aiMessage, "any", () => labels, (l, m) => l);
+ * countResponseToolCalls(instruments, aiMessage, "any", call, labelsOf, (l, m) => l);
  * ```
  */
-export function countResponseToolCalls(
+export function countResponseToolCalls<Call>(
   instruments: RepairInstruments,
   response: unknown,
   target: RepairTarget,
-  labelsOf: () => CallLabels,
+  call: Call,
+  labelsOf: (call: Call) => CallLabels,
   chargedTo: (labels: CallLabels, message: unknown) => ModelIdentity,
 ): void {
   for (const message of aiMessagesOf(response)) {
     const view = readWire(message);
     if (view === undefined) continue;
-    const labels = labelsOf();
+    const labels = labelsOf(call);
     const charged = chargedTo(labels, message);
     for (const sent of sentCalls(view, target, message)) {
       instruments.toolCalls.add(1, {

@@ -88,3 +88,25 @@ describe("optionsError", () => {
     expect(error.message).toMatch(/^Invalid repair options:\n- window: /);
   });
 });
+
+describe("every guard", () => {
+  it("answers false, never throws, for a value that throws when read", () => {
+    const throwing = () => {
+      throw new Error("unreadable");
+    };
+    const hostile = [
+      new Proxy({}, { get: throwing, getPrototypeOf: throwing }),
+      Object.defineProperty({}, "name", { get: throwing }),
+    ];
+    for (const value of hostile) {
+      expect(isToolCallResilienceError(value)).toBe(false);
+      expect(isOptionsError(value)).toBe(false);
+      expect(isSetupError(value)).toBe(false);
+    }
+    const unreadableProblems = Object.defineProperties(
+      {},
+      { name: { value: "ToolCallResilienceOptionsError" }, problems: { get: throwing } },
+    );
+    expect(isOptionsError(unreadableProblems)).toBe(false);
+  });
+});

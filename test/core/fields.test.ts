@@ -1,6 +1,7 @@
 /**
- * fieldsOf and listOf: the one way the package reads records and lists of unknown shape. A record
- * is any object that is not an array; a list is an array; neither reads a property.
+ * fieldsOf and listOf: the one way the package reads records and lists of unknown shape. By
+ * default any object is a record, as the engine reads LangChain-shaped values; under "records",
+ * as the native formats read JSON, an array is not. A list is an array; neither reads a property.
  */
 import { describe, expect, it } from "vitest";
 import { fieldsOf, listOf } from "../../src/core/fields.js";
@@ -27,9 +28,16 @@ describe("fieldsOf", () => {
     expect(fieldsOf(bare)).toBe(bare);
   });
 
-  it("gives undefined for an array, empty or not: a list is read with listOf", () => {
-    expect(fieldsOf([])).toBeUndefined();
-    expect(fieldsOf([{ id: "call_1" }])).toBeUndefined();
+  it("reads an array's own fields like any object's, as the engine reads what stands for a message", () => {
+    const message = Object.assign([], { type: "tool", tool_call_id: "call_1" });
+    expect(fieldsOf(message)).toBe(message);
+    expect(fieldsOf(message)?.tool_call_id).toBe("call_1");
+  });
+
+  it('gives undefined for an array under "records", empty or not: JSON\'s list is read with listOf', () => {
+    expect(fieldsOf([], "records")).toBeUndefined();
+    expect(fieldsOf([{ id: "call_1" }], "records")).toBeUndefined();
+    expect(fieldsOf({ id: "call_1" }, "records")?.id).toBe("call_1");
   });
 
   it("gives undefined for null and undefined", () => {
@@ -74,14 +82,15 @@ describe("fieldsOf", () => {
     expect(fieldsOf(proxy)).toBe(proxy);
   });
 
-  it("sees through a proxy of an array to the array: not a record", () => {
-    expect(fieldsOf(new Proxy([], {}))).toBeUndefined();
+  it('sees through a proxy of an array to the array: not a record under "records"', () => {
+    expect(fieldsOf(new Proxy([], {}), "records")).toBeUndefined();
   });
 
-  it("throws a TypeError for a revoked proxy, as any read of it would", () => {
+  it('gives a revoked proxy back by default, and throws a TypeError under "records", as Array.isArray does', () => {
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
-    expect(() => fieldsOf(proxy)).toThrow(TypeError);
+    expect(fieldsOf(proxy)).toBe(proxy);
+    expect(() => fieldsOf(proxy, "records")).toThrow(TypeError);
   });
 });
 

@@ -896,3 +896,41 @@ describe("unreadable entries", () => {
     expect(repairToolCalls(history).messages).toBe(history);
   });
 });
+
+describe("an array standing where a message is", () => {
+  // Junk a store can hold: an array carrying a message's fields. Its fields are read like any
+  // object's, so its kind, its calls and its result agree, and nothing real is dropped.
+  const arrayMessage = (fields: Record<string, unknown>) => Object.assign([], fields);
+  const kindsAndIds = (repairs: readonly ToolCallRepair[]) =>
+    repairs.map((repair) => `${repair.kind}:${repair.toolCallId}`);
+
+  it("takes an array tool message as the result it carries", () => {
+    const history = [
+      aiCalls(["a", "search"], ["b", "fetch"]),
+      arrayMessage({ type: "tool", tool_call_id: "a", content: "found" }),
+    ];
+    expect(kindsAndIds(repairToolCalls(history).repairs)).toEqual(["placeholder_inserted:b"]);
+  });
+
+  it("moves an array tool message back to its call like any result", () => {
+    const history = [
+      aiCalls(["a", "search"], ["b", "fetch"]),
+      human("go on"),
+      arrayMessage({ type: "tool", tool_call_id: "a", content: "found" }),
+    ];
+    expect(kindsAndIds(repairToolCalls(history).repairs)).toEqual([
+      "result_moved:a",
+      "placeholder_inserted:b",
+    ]);
+  });
+
+  it("reads an array AI message's calls, and keeps the result that answers one", () => {
+    const history = [
+      arrayMessage({ type: "ai", content: "", tool_calls: [{ id: "a", args: {} }] }),
+      toolResult("a", "found"),
+    ];
+    const { messages, repairs } = repairToolCalls(history);
+    expect(kindsAndIds(repairs)).toEqual(["name_assigned:a"]);
+    expect(messages).toHaveLength(2);
+  });
+});

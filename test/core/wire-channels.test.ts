@@ -3,10 +3,19 @@ import { describe, expect, it } from "vitest";
 import { hasInvalidArguments, readWire } from "../../src/core/wire-channels.js";
 
 describe("readWire", () => {
-  it("gives undefined for anything that is not a record", () => {
+  it("gives undefined for anything that is not an object", () => {
     expect(readWire(null)).toBeUndefined();
     expect(readWire("ai")).toBeUndefined();
-    expect(readWire([])).toBeUndefined();
+    expect(readWire(42)).toBeUndefined();
+  });
+
+  it("reads an array standing for an AI message like any object: its calls, none when it has none", () => {
+    expect(readWire([])?.calls).toEqual([]);
+    const message = Object.assign([], {
+      type: "ai",
+      tool_calls: [{ id: "a", name: "s", args: {} }],
+    });
+    expect(readWire(message)?.calls).toMatchObject([{ id: "a", name: "s", listed: 0 }]);
   });
 
   it("matches a tool_use block with the tool_calls entry of the same id", () => {

@@ -42,7 +42,7 @@ describe("countResponseToolCalls", () => {
         { id: "call_2", name: "invented", args: {} },
       ],
     };
-    countResponseToolCalls(instruments, response, "any", () => LABELS, charge);
+    countResponseToolCalls(instruments, response, "any", undefined, () => LABELS, charge);
     expect(await harness.sum(METRIC_TOOL_CALLS, { "gen_ai.tool.name": "search" })).toBe(1);
     expect(await harness.sum(METRIC_TOOL_CALLS, { "gen_ai.tool.name": "_OTHER" })).toBe(1);
   });
@@ -53,6 +53,7 @@ describe("countResponseToolCalls", () => {
       instruments,
       { type: "human" },
       "any",
+      undefined,
       () => {
         asked++;
         return LABELS;

@@ -18,6 +18,7 @@ import { createAgent } from "langchain";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type PostgresServer, startPostgres } from "../../demo/postgres-server.js";
+import { checkpointerPool } from "../../demo/workers.js";
 import { USAGE } from "../../src/cli/arguments.js";
 import { redactConnectionString } from "../../src/cli/connection-string.js";
 import { openCheckpointer } from "../../src/cli/postgres.js";
@@ -78,9 +79,18 @@ async function contentsOf(url: string) {
   return row;
 }
 
+/**
+ * A saver over a pool that survives the server going away: a session the server ends (the
+ * connection-lost case, the cluster stopping after the suite) is an `error` of the pool, which
+ * without a listener would fail the run as an uncaught exception.
+ */
+function saverFor(url: string): PostgresSaver {
+  return new PostgresSaver(checkpointerPool(url));
+}
+
 /** A saver on a database of the cluster, its tables made. */
 async function saverOn(url: string): Promise<PostgresSaver> {
-  const saver = PostgresSaver.fromConnString(url);
+  const saver = saverFor(url);
   await saver.setup();
   return saver;
 }
@@ -97,7 +107,7 @@ const abortedSavers: PostgresSaver[] = [];
  * its saver stays open until the suite ends.
  */
 async function abortWhileToolRuns(url: string, threadId: string): Promise<void> {
-  const saver = PostgresSaver.fromConnString(url);
+  const saver = saverFor(url);
   abortedSavers.push(saver);
   const { tool, started } = stallingSearchTool();
   const agent = createAgent({
@@ -401,8 +411,7 @@ describe.skipIf(binaries === undefined && !postgresRequired)(
       ) {
         if (++calls === 3) {
           // The database goes away for the audit: its sessions end, and no new one is let in.
-          // (Only the audit's: the test's own savers have idle sessions there, whose pools have
-          // no listener for such an error.)
+          // (Only the audit's: the test's own savers keep their sessions.)
           await sql(server.url, "ALTER DATABASE agents ALLOW_CONNECTIONS false");
           await sql(
             server.url,

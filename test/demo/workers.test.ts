@@ -21,7 +21,7 @@ import { series } from "../../dashboards/generator/names.js";
 import { totalOf } from "../../demo/fleet.js";
 import { type PostgresServer, startPostgres } from "../../demo/postgres-server.js";
 import { findOnPath, queryByInstance, SCRAPE_JOB } from "../../demo/prometheus-server.js";
-import { storedMessages } from "../../demo/workers.js";
+import { checkpointerPool, storedMessages } from "../../demo/workers.js";
 import type { WorkersReport } from "../../demo/workers-demo.js";
 import { repairToolCalls } from "../../src/index.js";
 import { printed, runDemo, startDemo, stopDemos } from "../helpers/demo.js";
@@ -150,7 +150,7 @@ describe.skipIf(skip)(`npm start -- --workers 3${skipNote(binaries)}`, () => {
 
   /** Every stored thread of the run, read back from PostgreSQL. */
   async function storedThreads(report: WorkersReport): Promise<Map<string, BaseMessage[]>> {
-    const saver = PostgresSaver.fromConnString(postgres.url);
+    const saver = new PostgresSaver(checkpointerPool(postgres.url));
     try {
       const threads = new Map<string, BaseMessage[]>();
       for (const { id } of report.threads) threads.set(id, await storedMessages(saver, id));

@@ -3,7 +3,6 @@
  * classes describe themselves, and mapped to the well-known `gen_ai.provider.name` values.
  */
 
-import * as semconv from "./semconv.js";
 import {
   GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC,
   GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK,
@@ -20,6 +19,7 @@ import {
   GEN_AI_PROVIDER_NAME_VALUE_PERPLEXITY,
   GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN,
   GEN_AI_PROVIDER_NAME_VALUE_X_AI,
+  GEN_AI_PROVIDER_NAME_VALUES,
   GEN_AI_REQUEST_MODEL_VALUE_UNKNOWN,
 } from "./semconv.js";
 
@@ -63,15 +63,8 @@ const PROVIDER_NAMES: ReadonlyMap<string, string> = new Map([
   ["watsonx", GEN_AI_PROVIDER_NAME_VALUE_IBM_WATSONX_AI],
 ]);
 
-/** Every well-known `gen_ai.provider.name` value: each `GEN_AI_PROVIDER_NAME_VALUE_*` but unknown. */
 const WELL_KNOWN_PROVIDERS: ReadonlySet<string> = new Set(
-  Object.entries(semconv)
-    .filter(
-      ([name, value]) =>
-        name.startsWith("GEN_AI_PROVIDER_NAME_VALUE_") &&
-        value !== GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN,
-    )
-    .map(([, value]) => String(value)),
+  Object.values(GEN_AI_PROVIDER_NAME_VALUES),
 );
 
 /**

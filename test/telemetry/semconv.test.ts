@@ -30,6 +30,10 @@ describe("semconv", () => {
     );
     expect(ours).toEqual(valuesIn(incubating));
     expect(semconv.GEN_AI_PROVIDER_NAME_VALUE_UNKNOWN).toBe("unknown");
+    // The collection of them holds each well-known value once, and not unknown.
+    expect(Object.values(semconv.GEN_AI_PROVIDER_NAME_VALUES).sort()).toEqual(
+      ours.map(([, value]) => value).sort(),
+    );
   });
 
   it("copies error.type's fallback value as published", () => {

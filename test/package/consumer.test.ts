@@ -454,6 +454,12 @@ console.log(JSON.stringify({
   sameEngine: main.repairOpenAIChatMessages === formats.repairOpenAIChatMessages,
   danglingMetric: semconv.METRIC_DANGLING_TOOL_CALLS,
   namesOnlyInSemconv: !("METRIC_DANGLING_TOOL_CALLS" in main),
+  shippedFormat: Object.isFrozen(formats.openAIChatFormat) && formats.repairInFormat(
+    formats.openAIChatFormat,
+    [{ role: "assistant", content: null, tool_calls: [{ id: "a", type: "function", function: { name: "f", arguments: "{}" } }] }],
+    { logger: false },
+  ).messages.length,
+  setupErrorFromAnotherCopy: setup.isSetupError(Object.assign(new Error("x"), { name: "ToolCallResilienceSetupError" })),
 }));
 `,
     );
@@ -467,6 +473,8 @@ console.log(JSON.stringify({
       sameEngine: true,
       danglingMetric: "tool_call_resilience.dangling_tool_calls",
       namesOnlyInSemconv: true,
+      shippedFormat: 2,
+      setupErrorFromAnotherCopy: true,
     });
   });
 

@@ -1,26 +1,12 @@
 /** Every runnable example runs as a user would run it, and prints what its comments promise. */
-import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { PLACEHOLDER_CATALOG } from "../src/index.js";
+import { runExample } from "./helpers/examples.js";
 import { freePort } from "./helpers/prometheus.js";
 
-const run = promisify(execFile);
 /** The warning the examples' loggers print, as the library writes it: prefixed once. */
 const WARNING =
   "[tool-call-resilience] Injecting 1 placeholder ToolMessage(s) for dangling tool calls";
-const root = fileURLToPath(new URL("..", import.meta.url));
-const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
-
-async function runExample(name: string, env: Record<string, string> = {}): Promise<string> {
-  const { stdout } = await run(tsx, [`examples/${name}`], {
-    cwd: root,
-    timeout: 60_000,
-    env: { ...process.env, ...env },
-  });
-  return stdout;
-}
 
 describe("examples", () => {
   it("basic.ts shows the interrupted call answered by a placeholder before the next model call", async () => {

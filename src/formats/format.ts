@@ -117,14 +117,48 @@ export function repairInFormat<M>(
   options?: ToolCallRepairOptions,
   context: FormatRepairContext = {},
 ): FormatRepairResult<M> {
+  return prepareInFormat(format, messages, options, context).repaired;
+}
+
+/**
+ * A native-format repair made before a model call, and what to do once the model has answered:
+ * for attachments that see the answer too (the AI SDK middleware), so that the tool calls it
+ * makes are counted like every other attachment's.
+ */
+export interface PreparedFormatCall<M> {
+  readonly repaired: FormatRepairResult<M>;
+  /**
+   * Counts the tool calls of the model's answer, given as an AI message (`{ type: "ai",
+   * tool_calls: [{ id, name }] }`); absent when nothing records. Never throws.
+   */
+  readonly afterResponse?: (answer: unknown) => void;
+  /** Ends the call's record when the model call failed; absent when nothing records. Never throws. */
+  readonly afterFailure?: () => void;
+}
+
+/**
+ * {@link repairInFormat}, keeping what the shared steps do with the model's answer. The repair
+ * itself, its logging and its fail-open are the same.
+ *
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ */
+export function prepareInFormat<M>(
+  format: MessageFormat<M>,
+  messages: readonly M[],
+  options?: ToolCallRepairOptions,
+  context: FormatRepairContext = {},
+): PreparedFormatCall<M> {
   const repairer = repairerOf(format.name, options);
   const request = requestOf(format, messages, context ?? {});
+  const unchanged: PreparedFormatCall<M> = {
+    repaired: { messages: messages as M[], repairs: NO_REPAIRS },
+  };
   let views: View[];
   try {
     views = viewsOf(format, messages);
   } catch (error) {
     recordFailedOpen(repairer, request, error);
-    return { messages: messages as M[], repairs: NO_REPAIRS };
+    return unchanged;
   }
   const windowed = windowedRepairer(repairer, messages.length, views);
   let prepared: PreparedCall<unknown, unknown>;
@@ -133,18 +167,42 @@ export function repairInFormat<M>(
   } catch (error) {
     // The engine guards itself; this is a failure of the steps around it.
     logFailedOpen(repairer, "messages", error);
-    return { messages: messages as M[], repairs: NO_REPAIRS };
+    return unchanged;
   }
+  const after = afterCall(repairer, prepared);
   const { result } = prepared;
-  if (result === undefined || result.messages === views) {
-    return { messages: messages as M[], repairs: NO_REPAIRS };
-  }
+  if (result === undefined || result.messages === views) return { ...unchanged, ...after };
   try {
-    return written(format, messages, views, result);
+    return { repaired: written(format, messages, views, result), ...after };
   } catch (error) {
     logFailedOpen(repairer, "messages", error);
-    return { messages: messages as M[], repairs: NO_REPAIRS };
+    return { ...unchanged, ...after };
   }
+}
+
+/** What a prepared call does after the model call, guarded: it never throws to the caller. */
+function afterCall(
+  repairer: Repairer,
+  prepared: PreparedCall<unknown, unknown>,
+): Pick<PreparedFormatCall<unknown>, "afterResponse" | "afterFailure"> {
+  const { afterResponse, afterFailure } = prepared;
+  if (afterResponse === undefined && afterFailure === undefined) return {};
+  return {
+    afterResponse: (answer) => {
+      try {
+        afterResponse?.(answer);
+      } catch (error) {
+        logFailedOpen(repairer, "response", error);
+      }
+    },
+    afterFailure: () => {
+      try {
+        afterFailure?.();
+      } catch (error) {
+        logFailedOpen(repairer, "response", error);
+      }
+    },
+  };
 }
 
 function requestOf<M>(
@@ -152,7 +210,7 @@ function requestOf<M>(
   messages: readonly M[],
   context: FormatRepairContext,
 ) {
-  const { threadId, model, tools, locale } = context;
+  const { threadId, model, tools, locale, provider } = context;
   const request: LocaleRequest & {
     model: undefined;
     tools: readonly unknown[] | undefined;
@@ -163,7 +221,7 @@ function requestOf<M>(
     runtime: threadId === undefined ? undefined : { configurable: { thread_id: threadId } },
     model: undefined,
     tools,
-    identity: { provider: format.provider, model },
+    identity: { provider: provider ?? format.provider, model },
     localeTag: locale,
   };
   return request;

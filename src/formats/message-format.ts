@@ -103,6 +103,11 @@ export interface FormatRepairContext {
   readonly threadId?: string;
   /** The model the history is sent to, recorded as `gen_ai.request.model`. */
   readonly model?: string;
+  /**
+   * The provider the history is sent to, recorded as `gen_ai.provider.name`, ahead of the
+   * format's own (for formats that any provider may receive, like the AI SDK's prompt).
+   */
+  readonly provider?: string;
   /** The tools offered with the request (names or tool definitions), for the per-tool labels. */
   readonly tools?: readonly unknown[];
   /** BCP 47 tag of this call's placeholder texts, overriding the options' `locale`. */

@@ -51,3 +51,5 @@ export type {
 } from "./message-format.js";
 export type { OpenAIChatToolMessage } from "./openai-chat.js";
 export { openAIChatFormat, repairOpenAIChatMessages } from "./openai-chat.js";
+export type { ResponsesPlaceholderItem, ResponsesRepairContext } from "./openai-responses.js";
+export { openAIResponsesFormat, repairResponsesInput } from "./openai-responses.js";

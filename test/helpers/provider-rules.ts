@@ -6,11 +6,15 @@
  * - OpenAI Chat Completions: an assistant message with `tool_calls` is followed directly by tool
  *   messages answering each `tool_call_id`; a tool message answers a call of the assistant message
  *   before its run of tool messages; every call has an id and a function name.
- * - OpenAI Responses API: each `function_call`, `custom_tool_call` and `computer_call` input item
- *   is answered exactly once, after it, by an output of its own type with its `call_id` (an output
- *   answers the earliest such call still unanswered); no output stands without its call; calls
- *   have a `call_id` and (but computer calls) a name; a computer call's output is a screenshot;
- *   no two items share an `id`.
+ * - OpenAI Responses API: each call the application runs (`function_call`, `custom_tool_call`,
+ *   `computer_call`, `local_shell_call`, `shell_call`, `apply_patch_call`, and `tool_search_call`
+ *   with `execution: "client"`) is answered exactly once, after it, by an output of its own type
+ *   with its `call_id` (an output answers the earliest such call still unanswered); no output
+ *   stands without its call; calls have a `call_id`, and function and custom tool calls a name;
+ *   each output has the shape of its type (a computer call's is a screenshot, a shell call's a list
+ *   of chunks, an apply-patch call's a status); no two items share an `id`. What the API runs
+ *   itself needs no output: built-in tools, MCP calls, a server-side tool search, and a shell call
+ *   in its own container (whose output may follow).
  * - Anthropic Messages: an assistant message with `tool_use` blocks is followed by a user message
  *   that opens with a `tool_result` block for each of them, before any other block; a
  *   `tool_result` answers a `tool_use` of the message right before, once; `tool_use` blocks have
@@ -214,16 +218,41 @@ export function anthropicViolations(messages: readonly unknown[]): Violation[] {
 // ---------------------------------------------------------------------------------------------
 // OpenAI Responses API
 
-/** The Responses API's call item types, the output type that answers each, and its wording. */
-const RESPONSES_CALLS: Readonly<Record<string, { output: string; words: string }>> = {
-  function_call: { output: "function_call_output", words: "function call" },
-  custom_tool_call: { output: "custom_tool_call_output", words: "custom tool call" },
-  computer_call: { output: "computer_call_output", words: "computer call" },
-};
+/**
+ * The Responses API's call item types the application answers: the output type that answers each,
+ * its wording, and whether the call carries a name.
+ */
+const RESPONSES_CALLS: Readonly<Record<string, { output: string; words: string; named: boolean }>> =
+  {
+    function_call: { output: "function_call_output", words: "function call", named: true },
+    custom_tool_call: { output: "custom_tool_call_output", words: "custom tool call", named: true },
+    computer_call: { output: "computer_call_output", words: "computer call", named: false },
+    local_shell_call: {
+      output: "local_shell_call_output",
+      words: "local shell call",
+      named: false,
+    },
+    shell_call: { output: "shell_call_output", words: "shell call", named: false },
+    apply_patch_call: {
+      output: "apply_patch_call_output",
+      words: "apply patch call",
+      named: false,
+    },
+    tool_search_call: { output: "tool_search_output", words: "tool search call", named: false },
+  };
 
 const RESPONSES_OUTPUTS: ReadonlyMap<string, string> = new Map(
   Object.entries(RESPONSES_CALLS).map(([call, { output }]) => [output, call]),
 );
+
+/**
+ * Whether the application runs this item's tool: a tool search only with `execution: "client"`,
+ * a shell call only outside the API's own container.
+ */
+function isClientRun(item: Fields, type: string): boolean {
+  if (type === "shell_call") return fieldsOf(item.environment)?.type !== "container_reference";
+  return !type.startsWith("tool_search") || item.execution === "client";
+}
 
 /**
  * What the Responses API refuses in an `input` list, first problem first. The texts of a call
@@ -241,6 +270,8 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
   /** Calls met so far, in order: their call_id, type, and whether an output answered them. */
   const calls: { id: string; type: string; answered: boolean }[] = [];
   const itemIds = new Set<string>();
+  /** The shell calls the API runs in its container, and so answers itself. */
+  const hostedShellCalls = new Set<unknown>();
   input.forEach((entry, index) => {
     const item = fieldsOf(entry) ?? {};
     const type = String(item.type);
@@ -253,6 +284,11 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
       }
       itemIds.add(item.id);
     }
+    if (!isClientRun(item, type)) {
+      if (type === "shell_call") hostedShellCalls.add(item.call_id);
+      return;
+    }
+    if (type === "shell_call_output" && hostedShellCalls.has(item.call_id)) return;
     const call = RESPONSES_CALLS[type];
     if (call !== undefined) {
       const id = item.call_id;
@@ -263,7 +299,7 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
         });
         return;
       }
-      if (type !== "computer_call" && (typeof item.name !== "string" || item.name === "")) {
+      if (call.named && (typeof item.name !== "string" || item.name === "")) {
         violations.push({
           message: `Invalid 'input[${index}].name': empty string. Expected a string with minimum length 1, but got an empty string instead.`,
           param: `input[${index}].name`,
@@ -274,7 +310,9 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
     }
     const answers = RESPONSES_OUTPUTS.get(type);
     if (answers === undefined) return;
-    const id = String(item.call_id);
+    // A local shell output was once keyed by its `id`; it is keyed by `call_id` now.
+    const key = item.call_id ?? (type === "local_shell_call_output" ? item.id : undefined);
+    const id = String(key);
     const words = (RESPONSES_CALLS[answers] as { words: string }).words;
     const ofItsType = calls.filter((call) => call.id === id && call.type === answers);
     if (ofItsType.length === 0) {
@@ -293,12 +331,8 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
       return;
     }
     called.answered = true;
-    if (type === "computer_call_output" && !isScreenshot(item.output)) {
-      violations.push({
-        message: `Invalid 'input[${index}].output': expected a screenshot (an image URL or a file id).`,
-        param: `input[${index}].output`,
-      });
-    }
+    const shape = outputShapeViolation(item, type, index);
+    if (shape !== undefined) violations.push(shape);
   });
   for (const call of calls) {
     if (call.answered) continue;
@@ -306,6 +340,66 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
     violations.push({ message: `No tool output found for ${words} ${call.id}.`, param: "input" });
   }
   return violations;
+}
+
+/** What the API refuses in the fields of an output item of this type, if anything. */
+function outputShapeViolation(item: Fields, type: string, index: number): Violation | undefined {
+  const output = item.output;
+  const param = `input[${index}].output`;
+  const gotWords = (value: unknown) => {
+    const kind = Array.isArray(value) ? "array" : value === null ? "null" : typeof value;
+    return kind === "null" ? kind : `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
+  };
+  switch (type) {
+    case "computer_call_output":
+      return isScreenshot(output)
+        ? undefined
+        : {
+            message: `Invalid '${param}': expected a screenshot (an image URL or a file id).`,
+            param,
+          };
+    case "local_shell_call_output":
+      return typeof output === "string"
+        ? undefined
+        : {
+            message: `Invalid type for '${param}': expected a string, but got ${gotWords(output)} instead.`,
+            param,
+          };
+    case "shell_call_output":
+      return Array.isArray(output) && output.every(isShellChunk)
+        ? undefined
+        : {
+            message: `Invalid '${param}': expected an array of shell output chunks (stdout, stderr and an outcome).`,
+            param,
+          };
+    case "apply_patch_call_output":
+      return item.status === "completed" || item.status === "failed"
+        ? undefined
+        : {
+            message: `Invalid value: '${String(item.status)}'. Supported values are: 'completed' and 'failed'.`,
+            param: `input[${index}].status`,
+          };
+    case "tool_search_output":
+      return Array.isArray(item.tools)
+        ? undefined
+        : {
+            message: `Invalid type for 'input[${index}].tools': expected an array, but got ${gotWords(item.tools)} instead.`,
+            param: `input[${index}].tools`,
+          };
+    default:
+      return undefined;
+  }
+}
+
+function isShellChunk(chunk: unknown): boolean {
+  const fields = fieldsOf(chunk);
+  const outcome = fieldsOf(fields?.outcome);
+  return (
+    typeof fields?.stdout === "string" &&
+    typeof fields.stderr === "string" &&
+    (outcome?.type === "timeout" ||
+      (outcome?.type === "exit" && typeof outcome.exit_code === "number"))
+  );
 }
 
 function isScreenshot(output: unknown): boolean {

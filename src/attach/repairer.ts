@@ -20,6 +20,7 @@ import {
   OUTCOME_VALUE_FAILED_OPEN,
   OUTCOME_VALUE_REPAIRED,
 } from "../telemetry/semconv.js";
+import type { TelemetrySettings } from "../telemetry/settings.js";
 import {
   log,
   logFailedOpen,
@@ -343,6 +344,8 @@ export function repairerFrom(
   data: ParsedToolCallRepairOptions,
   attachment: string,
   library: MessageLibrary,
+  /** Makes the telemetry from its settings: an attachment may record its calls its own way. */
+  makeTelemetry = (settings: TelemetrySettings) => new RepairTelemetry(settings),
 ): Repairer {
   // The policy and the telemetry each read their own fields of the validated options.
   const { logger: loggerOption, locale, target, ...settings } = data;
@@ -362,7 +365,7 @@ export function repairerFrom(
     warned,
     locale,
     target,
-    telemetry: new RepairTelemetry({
+    telemetry: makeTelemetry({
       ...settings,
       agentNameOfCurrentRun: library.agentNameOfCurrentRun,
       modelIdentityOf: library.modelIdentityOf,

@@ -14,6 +14,14 @@ export default defineConfig({
         replacement: fileURLToPath(new URL("./src/telemetry/semconv.ts", import.meta.url)),
       },
       {
+        find: /^tool-call-resilience\/ai-sdk$/,
+        replacement: fileURLToPath(new URL("./src/stacks/ai-sdk.ts", import.meta.url)),
+      },
+      {
+        find: /^tool-call-resilience\/openai-agents$/,
+        replacement: fileURLToPath(new URL("./src/stacks/openai-agents.ts", import.meta.url)),
+      },
+      {
         find: /^tool-call-resilience\/formats$/,
         replacement: fileURLToPath(new URL("./src/formats/index.ts", import.meta.url)),
       },

@@ -78,7 +78,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["src/telemetry/"],
   ["src/setup/"],
   ["src/attach/", "src/middleware.ts"],
-  ["src/formats/"],
+  ["src/formats/", "src/stacks/"],
   ["src/cli/", "src/index.ts"],
 ];
 

@@ -5,7 +5,8 @@
  * tool-calling rules and answers as the provider does: 400 with the provider's error body and
  * text, or an answer: the next one a test scripted, else a call of `search` for a
  * {@link SEARCH_PROMPT}, else a plain text. Like the providers, an answer names a dated snapshot
- * of the model it was asked for. Every body it received is kept for the tests.
+ * of the model it was asked for. The OpenAI routes stream that answer as server-sent events for
+ * `stream: true`, in each API's event format. Every body it received is kept for the tests.
  */
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -130,8 +131,11 @@ async function handle(
       sendOpenAIError(response, violation);
       return;
     }
-    if (body.stream === true) throw new Error("this server does not stream");
     const scripted = answerOf(scripts.openai, messages.at(-1), received.length);
+    if (body.stream === true) {
+      sendEvents(response, chatCompletionEvents(scripted, body, received.length));
+      return;
+    }
     const answer =
       "text" in scripted
         ? {
@@ -159,7 +163,7 @@ async function handle(
       choices: [
         { index: 0, message: answer.message, logprobs: null, finish_reason: answer.finish },
       ],
-      usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
+      usage: CHAT_USAGE,
     });
     return;
   }
@@ -207,10 +211,13 @@ async function handle(
       sendOpenAIError(response, violation);
       return;
     }
-    if (body.stream === true) throw new Error("this server does not stream");
     const last = input.at(-1) as { role?: unknown; content?: unknown } | undefined;
     const scripted = answerOf(scripts.responses, last, received.length);
     const serial = received.length;
+    if (body.stream === true) {
+      sendEvents(response, responsesEvents(scripted, body, serial));
+      return;
+    }
     send(response, 200, {
       id: `resp_${serial}`,
       object: "response",
@@ -219,32 +226,8 @@ async function handle(
       status: "completed",
       error: null,
       incomplete_details: null,
-      output:
-        "text" in scripted
-          ? [
-              {
-                type: "message",
-                id: `msg_${serial}`,
-                role: "assistant",
-                status: "completed",
-                content: [{ type: "output_text", text: scripted.text, annotations: [] }],
-              },
-            ]
-          : scripted.calls.map((call, position) => ({
-              type: "function_call",
-              id: `fc_${serial}_${position}`,
-              call_id: call.id,
-              name: call.name,
-              arguments: argumentsOf(call),
-              status: "completed",
-            })),
-      usage: {
-        input_tokens: 10,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: 3,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: 13,
-      },
+      output: responsesOutput(scripted, serial),
+      usage: RESPONSES_USAGE,
     });
     return;
   }
@@ -276,6 +259,131 @@ function searchQueryOf(message: unknown): string | undefined {
   return fields.content.startsWith(SEARCH_PROMPT)
     ? fields.content.slice(SEARCH_PROMPT.length)
     : undefined;
+}
+
+/** One server-sent event: its `event:` name (the Responses API names them), and its data. */
+type ServerEvent = { readonly event?: string; readonly data: unknown };
+
+/** Sends a stream as the OpenAI APIs do: server-sent events, then `[DONE]` for Chat Completions. */
+function sendEvents(response: ServerResponse, events: readonly ServerEvent[]): void {
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const { event, data } of events) {
+    const name = event === undefined ? "" : `event: ${event}\n`;
+    const text = typeof data === "string" ? data : JSON.stringify(data);
+    response.write(`${name}data: ${text}\n\n`);
+  }
+  response.end();
+}
+
+/** The usage every Chat Completions answer reports. */
+const CHAT_USAGE = { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 };
+
+/**
+ * A Chat Completions answer as `stream: true` sends it: a role chunk, the text in a delta or
+ * each call's id and name then its arguments, the finish reason, the usage (with
+ * `stream_options.include_usage`), and `[DONE]`.
+ */
+function chatCompletionEvents(
+  scripted: ScriptedAnswer,
+  body: ReceivedRequest["body"],
+  serial: number,
+): ServerEvent[] {
+  const head = {
+    id: `chatcmpl-${serial}`,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model: answeredModel(body.model, "openai"),
+  };
+  const chunk = (delta: unknown, finish: string | null = null): ServerEvent => ({
+    data: { ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] },
+  });
+  const events = [chunk({ role: "assistant", content: "" })];
+  if ("text" in scripted) {
+    events.push(chunk({ content: scripted.text }));
+  } else {
+    scripted.calls.forEach((call, index) => {
+      const named = { index, id: call.id, type: "function" };
+      events.push(
+        chunk({ tool_calls: [{ ...named, function: { name: call.name, arguments: "" } }] }),
+      );
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: argumentsOf(call) } }] }));
+    });
+  }
+  events.push(chunk({}, "text" in scripted ? "stop" : "tool_calls"));
+  if ((body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true) {
+    events.push({ data: { ...head, choices: [], usage: CHAT_USAGE } });
+  }
+  events.push({ data: "[DONE]" });
+  return events;
+}
+
+/** The usage every Responses answer reports. */
+const RESPONSES_USAGE = {
+  input_tokens: 10,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: 3,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 13,
+};
+
+/** A Responses answer's output items: a message, or a `function_call` per call. */
+function responsesOutput(scripted: ScriptedAnswer, serial: number) {
+  if ("text" in scripted) {
+    const content = [{ type: "output_text", text: scripted.text, annotations: [] }];
+    return [
+      { type: "message", id: `msg_${serial}`, role: "assistant", status: "completed", content },
+    ];
+  }
+  return scripted.calls.map((call, position) => ({
+    type: "function_call",
+    id: `fc_${serial}_${position}`,
+    call_id: call.id,
+    name: call.name,
+    arguments: argumentsOf(call),
+    status: "completed",
+  }));
+}
+
+/**
+ * A Responses API answer as `stream: true` sends it: `response.created`; per output item, the item
+ * added, its text or its arguments as a delta, the item done; `response.completed` with the
+ * output and the usage.
+ */
+function responsesEvents(
+  scripted: ScriptedAnswer,
+  body: ReceivedRequest["body"],
+  serial: number,
+): ServerEvent[] {
+  const events: ServerEvent[] = [];
+  const emit = (type: string, fields: Record<string, unknown>) =>
+    events.push({ event: type, data: { type, sequence_number: events.length, ...fields } });
+  const response = {
+    id: `resp_${serial}`,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    model: answeredModel(body.model, "openai"),
+    status: "in_progress",
+    output: [],
+  };
+  emit("response.created", { response });
+  const output = responsesOutput(scripted, serial);
+  output.forEach((item, output_index) => {
+    const where = { item_id: item.id, output_index };
+    if ("content" in item) {
+      const started = { ...item, status: "in_progress", content: [] };
+      emit("response.output_item.added", { output_index, item: started });
+      const delta = item.content[0]?.text ?? "";
+      emit("response.output_text.delta", { ...where, content_index: 0, delta, logprobs: [] });
+    } else {
+      const started = { ...item, arguments: "", status: "in_progress" };
+      emit("response.output_item.added", { output_index, item: started });
+      emit("response.function_call_arguments.delta", { ...where, delta: item.arguments });
+    }
+    emit("response.output_item.done", { output_index, item });
+  });
+  const completed = { ...response, status: "completed", output, usage: RESPONSES_USAGE };
+  emit("response.completed", { response: completed });
+  return events;
 }
 
 function send(response: ServerResponse, status: number, body: unknown): void {

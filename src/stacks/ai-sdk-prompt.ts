@@ -1,0 +1,317 @@
+/**
+ * The AI SDK's language model interface as the middleware reads it, declared here so that nothing
+ * loads the AI SDK: a model's identity, a call's params, a generated or streamed answer, what
+ * `wrapLanguageModel` hands a middleware; and the provider-level prompt (`LanguageModelV3Prompt`
+ * of `@ai-sdk/provider`) as a message format. The prompt is what `transformParams` receives as
+ * `params.prompt`, after `generateText` or `streamText` converted the caller's `ModelMessage`s,
+ * and what a provider package turns into its request body:
+ *
+ * - `system`: `{ role: "system", content: string }`;
+ * - `user`: text and file parts;
+ * - `assistant`: text, file and reasoning parts, `tool-call` parts (`toolCallId`, `toolName`,
+ *   `input`, `providerExecuted`), and `tool-result` parts of the calls the provider ran itself;
+ * - `tool`: `tool-result` parts (`output: { type: "text" | "json" | "error-text" | "error-json" |
+ *   "content" | "execution-denied", … }`) and `tool-approval-response` parts (`approvalId`,
+ *   `approved`, `reason`).
+ *
+ * Each message and part may carry `providerOptions`. The prompt is the `ModelMessage` shape with
+ * its strings turned into parts, its approval requests taken out and its consecutive tool messages
+ * joined into one, so it is read and written by the grouped writer `repairModelMessages` uses too
+ * (`src/formats/grouped.ts`).
+ */
+import { AI_SDK_MARKER_KEY, type ModelToolResultPlaceholder } from "../formats/ai-sdk.js";
+import { groupedFormat, type Segment, withCallIds } from "../formats/grouped.js";
+import type { FormatCall, MessageFormat, MessagePart } from "../formats/message-format.js";
+import { listOf, recordOf, stringOrUndefined } from "../formats/read.js";
+
+/** Provider-specific options on a prompt message or part: `SharedV3ProviderOptions`. */
+export type PromptProviderOptions = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
+/** A part of a prompt message, as far as tool calling reads it; other fields travel as they are. */
+export interface PromptPart {
+  readonly type: string;
+  readonly providerOptions?: PromptProviderOptions;
+}
+
+/** A call in an assistant message: `LanguageModelV3ToolCallPart`. */
+export interface PromptToolCallPart extends PromptPart {
+  readonly type: "tool-call";
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  /** Set when the provider runs the call itself: its result comes in the assistant message. */
+  readonly providerExecuted?: boolean;
+}
+
+/** A result in a tool (or, for a provider-executed call, assistant) message. */
+export interface PromptToolResultPart extends PromptPart {
+  readonly type: "tool-result";
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly output: { readonly type: string; readonly value?: unknown; readonly reason?: string };
+}
+
+/** A user's answer to a provider-executed call that asked for approval. */
+export interface PromptToolApprovalResponsePart extends PromptPart {
+  readonly type: "tool-approval-response";
+  readonly approvalId: string;
+  readonly approved: boolean;
+  readonly reason?: string;
+}
+
+/**
+ * One message of the provider-level prompt: `LanguageModelV3Message`, declared structurally so
+ * that `@ai-sdk/provider`'s own type is assignable to it.
+ */
+export type PromptMessage =
+  | {
+      readonly role: "system";
+      readonly content: string;
+      readonly providerOptions?: PromptProviderOptions;
+    }
+  | {
+      readonly role: "user" | "assistant";
+      readonly content: readonly PromptPart[];
+      readonly providerOptions?: PromptProviderOptions;
+    }
+  | {
+      readonly role: "tool";
+      readonly content: readonly PromptPart[];
+      readonly providerOptions?: PromptProviderOptions;
+    };
+
+/**
+ * What the middleware reads of a model: `LanguageModelV3`'s `provider` (`"openai.responses"`,
+ * recorded as its `gen_ai.provider.name`) and `modelId` (recorded as `gen_ai.request.model`).
+ *
+ * @example
+ * ```ts
+ * const model: AiSdkLanguageModel = openai("gpt-4.1");
+ * ```
+ */
+export interface AiSdkLanguageModel {
+  readonly provider: string;
+  readonly modelId: string;
+}
+
+/**
+ * What the middleware reads of a call's parameters (`LanguageModelV3CallOptions`): the prompt it
+ * repairs, the tools offered (for the per-tool labels), and the thread the call names, in
+ * `providerOptions.toolCallResilience.threadId` or else the `x-tool-call-resilience-thread-id`
+ * header. Everything else is passed on as it came.
+ *
+ * @example
+ * ```ts
+ * const params: AiSdkCallParams = {
+ *   prompt: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+ *   providerOptions: { toolCallResilience: { threadId: "thread-1" } },
+ * };
+ * ```
+ */
+export interface AiSdkCallParams {
+  readonly prompt: readonly PromptMessage[];
+  readonly tools?: readonly { readonly type: string; readonly name: string }[];
+  readonly headers?: Readonly<Record<string, string | undefined>>;
+  readonly providerOptions?: PromptProviderOptions;
+}
+
+/**
+ * What the middleware reads of a generated answer (`LanguageModelV3GenerateResult`): its content
+ * parts, whose `tool-call` parts it counts.
+ *
+ * @example
+ * ```ts
+ * const result: AiSdkGenerateResult = { content: [{ type: "text", text: "Hi." }] };
+ * ```
+ */
+export interface AiSdkGenerateResult {
+  readonly content: readonly unknown[];
+}
+
+/**
+ * What the middleware reads of a streamed answer (`LanguageModelV3StreamResult`): its stream of
+ * parts, passed on unchanged, whose `tool-call` parts it counts once the stream has ended.
+ *
+ * @example
+ * ```ts
+ * const result: AiSdkStreamResult = { stream: new ReadableStream() };
+ * ```
+ */
+export interface AiSdkStreamResult {
+  readonly stream: ReadableStream<unknown>;
+}
+
+/**
+ * What `transformParams` is given (`wrapLanguageModel` passes the operation's `type` too).
+ *
+ * @example
+ * ```ts
+ * await repair.transformParams({ type: "generate", params, model });
+ * ```
+ */
+export interface TransformParamsOptions<P extends AiSdkCallParams> {
+  readonly type?: "generate" | "stream";
+  readonly params: P;
+  readonly model: AiSdkLanguageModel;
+}
+
+/**
+ * What `wrapGenerate` is given: the model's `doGenerate`, and the params `transformParams`
+ * returned, which tell it which model call the answer belongs to.
+ *
+ * @example
+ * ```ts
+ * await repair.wrapGenerate({ doGenerate: () => model.doGenerate(params), params, model });
+ * ```
+ */
+export interface WrapGenerateOptions<R extends AiSdkGenerateResult> {
+  readonly doGenerate: () => PromiseLike<R>;
+  readonly params: AiSdkCallParams;
+  readonly model: AiSdkLanguageModel;
+}
+
+/**
+ * What `wrapStream` is given: the model's `doStream`, and the params `transformParams` returned.
+ *
+ * @example
+ * ```ts
+ * await repair.wrapStream({ doStream: () => model.doStream(params), params, model });
+ * ```
+ */
+export interface WrapStreamOptions<R extends AiSdkStreamResult> {
+  readonly doStream: () => PromiseLike<R>;
+  readonly params: AiSdkCallParams;
+  readonly model: AiSdkLanguageModel;
+}
+
+/**
+ * The tool message a repair writes: placeholders, perhaps with the results and approval responses
+ * of the tool message they joined.
+ */
+export interface PromptToolMessage {
+  role: "tool";
+  content: Array<ModelToolResultPlaceholder | PromptPart>;
+  providerOptions?: PromptProviderOptions;
+}
+
+const OTHER_PART: MessagePart = { role: "other" };
+const OTHER: readonly Segment[] = [{ part: OTHER_PART, pieces: [] }];
+const USER: readonly Segment[] = [{ part: { role: "user" }, pieces: [] }];
+const SYSTEM: readonly Segment[] = [{ part: { role: "system" }, pieces: [] }];
+
+/** Whether a piece is a call the client runs: a `tool-call` part the provider does not run. */
+function isCall(piece: unknown): boolean {
+  const fields = recordOf(piece);
+  return fields?.type === "tool-call" && fields.providerExecuted !== true;
+}
+
+function callsOf(pieces: readonly unknown[]): FormatCall[] {
+  const calls: FormatCall[] = [];
+  for (const piece of pieces) {
+    if (!isCall(piece)) continue;
+    const fields = recordOf(piece) ?? {};
+    calls.push({
+      id: stringOrUndefined(fields.toolCallId),
+      name: stringOrUndefined(fields.toolName),
+    });
+  }
+  return calls;
+}
+
+/**
+ * A tool message's segments: each `tool-result` part on its own, in order, then every other part
+ * (approval responses) as one segment after them. The AI SDK puts the approval responses of a
+ * step before the results of the client's tools it ran after the approval; read where they stand,
+ * they would part a call from its result, and a sound prompt would count as repaired.
+ */
+function toolSegmentsOf(pieces: readonly unknown[]): readonly Segment[] {
+  const segments: Segment[] = [];
+  const others: unknown[] = [];
+  for (const piece of pieces) {
+    const fields = recordOf(piece);
+    if (fields?.type !== "tool-result") {
+      others.push(piece);
+      continue;
+    }
+    const part: MessagePart = {
+      role: "tool",
+      toolCallId: stringOrUndefined(fields.toolCallId),
+      toolName: stringOrUndefined(fields.toolName),
+    };
+    segments.push({ part, pieces: [piece] });
+  }
+  if (others.length > 0 || segments.length === 0) {
+    segments.push({ part: OTHER_PART, pieces: others });
+  }
+  return segments;
+}
+
+function segmentsOf(message: unknown): readonly Segment[] {
+  const fields = recordOf(message);
+  switch (fields?.role) {
+    case "assistant": {
+      const pieces = listOf(fields.content);
+      return [{ part: { role: "assistant", calls: callsOf(pieces) }, pieces }];
+    }
+    case "tool":
+      return toolSegmentsOf(listOf(fields.content));
+    case "user":
+      return USER;
+    case "system":
+      return SYSTEM;
+    default:
+      return OTHER;
+  }
+}
+
+/**
+ * The provider-level prompt of the AI SDK as a {@link MessageFormat}, which the middleware repairs
+ * with. It reads:
+ *
+ * - a `tool-call` part without `providerExecuted` as a call; the provider's own calls and their
+ *   results (in the assistant message) are left alone, as the AI SDK's own prompt check leaves
+ *   them: a provider may continue such a call on the next request (Anthropic's `pause_turn`, an
+ *   approval), and only the provider can answer it;
+ * - a `tool-result` part of a tool message as a result; the tool message's other parts
+ *   (`tool-approval-response`) are read after its results, and stay in a tool message.
+ *
+ * A placeholder is a `tool-result` part with `output: { type: "error-text", value }` in the tool
+ * message right after its call's assistant message. Every provider package takes `error-text`
+ * (the OpenAI ones send its text as the call's output, Anthropic's an `is_error` result), it tells
+ * the model that the tool did not succeed, and it is what `repairModelMessages` writes. With
+ * `markSynthetic` it carries `providerOptions["tool-call-resilience"] = { synthetic: true, reason }`,
+ * which providers ignore. Messages that needed nothing come back as the same objects.
+ *
+ * @example
+ * ```ts
+ * const { messages } = repairInFormat(languageModelPromptFormat, params.prompt, { logger: false });
+ * ```
+ */
+export const languageModelPromptFormat = groupedFormat({
+  name: "ai-sdk-prompt",
+  provider: undefined,
+  segmentsOf,
+  joinsResults: (message) => recordOf(message)?.role === "tool",
+  messageWith: (pieces, source): PromptToolMessage => ({
+    ...recordOf(source),
+    role: "tool",
+    content: [...(pieces as PromptPart[])],
+  }),
+  placeholderPiece: (placeholder): ModelToolResultPlaceholder => {
+    const part: ModelToolResultPlaceholder = {
+      type: "tool-result",
+      toolCallId: placeholder.toolCallId,
+      toolName: placeholder.toolName,
+      output: { type: "error-text", value: placeholder.text },
+    };
+    if (placeholder.synthetic) {
+      part.providerOptions = {
+        [AI_SDK_MARKER_KEY]: { synthetic: true, reason: placeholder.reason },
+      };
+    }
+    return part;
+  },
+  resultPieceWithId: (piece, toolCallId) => ({ ...recordOf(piece), toolCallId }),
+  callsWithIds: (message, ids, names) =>
+    withCallIds(message, ids, names, isCall, { id: "toolCallId", name: "toolName" }),
+}) as MessageFormat<PromptMessage>;

@@ -1,0 +1,331 @@
+/**
+ * tool-call-resilience/ai-sdk: a language model middleware for the Vercel AI SDK (`ai` 6,
+ * `wrapLanguageModel`), with the engine, policy, logging, fail-open and telemetry every other
+ * attachment has. It repairs the provider-level prompt of each model call and counts the tool
+ * calls of its answer, generated or streamed. Nothing here loads the AI SDK: its interfaces are
+ * declared structurally, and the middleware is assignable to its `LanguageModelMiddleware`.
+ *
+ * @example
+ * ```ts
+ * import { generateText, wrapLanguageModel } from "ai";
+ * import { openai } from "@ai-sdk/openai";
+ * import { toolCallRepairMiddleware } from "tool-call-resilience/ai-sdk";
+ *
+ * const repair = toolCallRepairMiddleware({ locale: "de" });
+ * const model = wrapLanguageModel({ model: openai("gpt-4.1"), middleware: repair });
+ * const { messages } = repair.repairMessages(history, { threadId });
+ * await generateText({ model, messages, tools, providerOptions: { toolCallResilience: { threadId } } });
+ * ```
+ */
+import { logFailedOpen } from "../attach/logging.js";
+import { type ToolCallRepairOptions, toolCallRepairOptionsSchema } from "../attach/options.js";
+import { recordFailedOpen, repairerFrom } from "../attach/repairer.js";
+import { optionsError } from "../core/errors.js";
+import { type ModelToolMessage, modelMessageFormat } from "../formats/ai-sdk.js";
+import { PLAIN_MESSAGES, type PreparedFormatCall, prepareInFormat } from "../formats/format.js";
+import type { FormatRepairContext, FormatRepairResult } from "../formats/message-format.js";
+import {
+  answerMessageOf,
+  callContextOf,
+  ModelCallTelemetry,
+  observedStream,
+} from "./ai-sdk-calls.js";
+import {
+  type AiSdkCallParams,
+  type AiSdkGenerateResult,
+  type AiSdkStreamResult,
+  languageModelPromptFormat,
+  type PromptMessage,
+  type TransformParamsOptions,
+  type WrapGenerateOptions,
+  type WrapStreamOptions,
+} from "./ai-sdk-prompt.js";
+
+export type {
+  LocaleRequest,
+  LocaleResolver,
+  RepairLogger,
+  ToolCallRepairOptions,
+} from "../attach/options.js";
+export type { OptionsProblem } from "../core/errors.js";
+export { isOptionsError, ToolCallResilienceOptionsError } from "../core/errors.js";
+export type { ModelToolMessage, ModelToolResultPlaceholder } from "../formats/ai-sdk.js";
+export { AI_SDK_MARKER_KEY } from "../formats/ai-sdk.js";
+export type { FormatRepairResult } from "../formats/message-format.js";
+export {
+  aiSdkProviderName,
+  THREAD_ID_HEADER,
+  THREAD_ID_PROVIDER_OPTIONS_KEY,
+} from "./ai-sdk-calls.js";
+export type {
+  AiSdkCallParams,
+  AiSdkGenerateResult,
+  AiSdkLanguageModel,
+  AiSdkStreamResult,
+  PromptMessage,
+  PromptPart,
+  PromptProviderOptions,
+  PromptToolApprovalResponsePart,
+  PromptToolCallPart,
+  PromptToolMessage,
+  PromptToolResultPart,
+  TransformParamsOptions,
+  WrapGenerateOptions,
+  WrapStreamOptions,
+} from "./ai-sdk-prompt.js";
+export { languageModelPromptFormat } from "./ai-sdk-prompt.js";
+
+/** The name the middleware's option errors give it. */
+const MIDDLEWARE_NAME = "toolCallRepairMiddleware";
+
+/** How the middleware's own failures are named in the log. */
+const ATTACHMENT = "AI SDK tool-call middleware";
+
+/**
+ * The middleware's options: the options every attachment takes (the engine's policy, the logger,
+ * the telemetry), validated once when the middleware is made.
+ *
+ * @example
+ * ```ts
+ * const options: ToolCallRepairMiddlewareOptions = { locale: "fr", logger: false };
+ * ```
+ */
+export type ToolCallRepairMiddlewareOptions = ToolCallRepairOptions;
+
+/**
+ * The settings of one {@link ToolCallRepairMiddleware.repairMessages} call.
+ *
+ * @example
+ * ```ts
+ * repair.repairMessages(history, { threadId: "thread-1", locale: "ja" });
+ * ```
+ */
+export interface MessagesRepairContext {
+  /** The conversation's id; name the same thread on the model call (see `THREAD_ID_HEADER`). */
+  readonly threadId?: string;
+  /** BCP 47 tag of this call's placeholder texts, overriding the options' `locale`. */
+  readonly locale?: string;
+}
+
+/**
+ * The middleware `toolCallRepairMiddleware` returns: an AI SDK `LanguageModelMiddleware`
+ * (`specificationVersion: "v3"`) for `wrapLanguageModel`, and {@link repairMessages} for the
+ * `ModelMessage` history of a call through it.
+ *
+ * @example
+ * ```ts
+ * const model = wrapLanguageModel({ model: openai("gpt-4.1"), middleware: toolCallRepairMiddleware() });
+ * ```
+ */
+export interface ToolCallRepairMiddleware {
+  readonly specificationVersion: "v3";
+  /**
+   * Repairs `params.prompt` (orphan and misplaced results, missing and reused ids, calls without
+   * results) and records the model call; returns `params` itself when the prompt needs nothing,
+   * else a copy with the repaired prompt. Never throws, never changes `params`.
+   */
+  transformParams<P extends AiSdkCallParams>(options: TransformParamsOptions<P>): Promise<P>;
+  /** Calls the model and counts the tool calls of its answer, which comes back as it came. */
+  wrapGenerate<R extends AiSdkGenerateResult>(options: WrapGenerateOptions<R>): Promise<R>;
+  /** Calls the model and counts the tool calls of its stream once the stream has ended. */
+  wrapStream<R extends AiSdkStreamResult>(options: WrapStreamOptions<R>): Promise<R>;
+  /**
+   * Repairs a `ModelMessage` history for a call through this middleware, as `repairModelMessages`
+   * does, but records it with that call: the thread's next model call through the middleware
+   * (same `threadId`; without one, the next call that names no thread) is one model call with
+   * both repairs, not two. A repair whose model call does not come within 30 s is recorded
+   * without one (its repairs and dangling calls, no model call). Never throws: on a failure of
+   * ours the history comes back as it is.
+   */
+  repairMessages<M>(
+    messages: readonly M[],
+    context?: MessagesRepairContext,
+  ): FormatRepairResult<M | ModelToolMessage<M>>;
+}
+
+/**
+ * An AI SDK language model middleware that repairs the tool-call protocol of each model call's
+ * prompt and counts it with OpenTelemetry, as `danglingToolCallMiddleware` does for LangChain.
+ *
+ * - `transformParams` repairs `params.prompt`, the provider-level prompt (see
+ *   `languageModelPromptFormat`): orphan results (OpenAI refuses them), results after other
+ *   messages, calls without an id or with an id used twice, and calls without results in a
+ *   prompt built without `generateText` (a direct `doGenerate`, a framework's own prompt). It
+ *   reads the model's `provider` and `modelId`, the offered `tools`, and the thread from
+ *   `providerOptions.toolCallResilience.threadId` or else the `x-tool-call-resilience-thread-id`
+ *   header (both are passed on; providers ignore them).
+ * - `wrapGenerate` and `wrapStream` count the `tool-call` parts of the answer (not the provider's
+ *   own calls); a streamed answer once it has ended, and none when it fails or is cancelled.
+ *
+ * `generateText` and `streamText` refuse a `ModelMessage` history with a call without a result
+ * (`MissingToolResultsError`) before any middleware runs: repair such a history with
+ * {@link ToolCallRepairMiddleware.repairMessages}, which records it with the call it is sent
+ * with. (`repairModelMessages` of `tool-call-resilience/formats` repairs it as well, but records
+ * a model call of its own.)
+ *
+ * Fail-open: a failure of ours is logged and the call goes on with the params, the answer or the
+ * stream as they came; the model's own errors pass through untouched.
+ *
+ * @param options - validated once, here
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ *
+ * @example
+ * ```ts
+ * import { streamText, wrapLanguageModel } from "ai";
+ * import { anthropic } from "@ai-sdk/anthropic";
+ * import { toolCallRepairMiddleware } from "tool-call-resilience/ai-sdk";
+ *
+ * const repair = toolCallRepairMiddleware({ logger: false });
+ * const model = wrapLanguageModel({ model: anthropic("claude-sonnet-4-5"), middleware: repair });
+ * const { messages } = repair.repairMessages(history, { threadId: "thread-1" });
+ * const result = streamText({ model, messages, headers: { "x-tool-call-resilience-thread-id": "thread-1" } });
+ * ```
+ */
+export function toolCallRepairMiddleware(
+  options: ToolCallRepairMiddlewareOptions = {},
+): ToolCallRepairMiddleware {
+  const parsed = toolCallRepairOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw optionsError(parsed.error, MIDDLEWARE_NAME);
+  const repairer = repairerFrom(
+    parsed.data,
+    ATTACHMENT,
+    PLAIN_MESSAGES,
+    (settings) => new ModelCallTelemetry(settings),
+  );
+  const { telemetry } = repairer;
+  // A ModelMessage repair: the same steps, whose record waits for the model call.
+  const messagesRepairer =
+    telemetry instanceof ModelCallTelemetry
+      ? { ...repairer, telemetry: telemetry.beforeModelCall }
+      : repairer;
+  /** The model calls prepared by `transformParams`, by the params it returned, in order. */
+  const prepared = new WeakMap<object, PreparedFormatCall<PromptMessage>[]>();
+
+  function remember(params: object, call: PreparedFormatCall<PromptMessage>): void {
+    const waiting = prepared.get(params);
+    if (waiting === undefined) prepared.set(params, [call]);
+    else waiting.push(call);
+  }
+
+  function take(params: unknown): PreparedFormatCall<PromptMessage> | undefined {
+    if (typeof params !== "object" || params === null) return undefined;
+    const waiting = prepared.get(params);
+    const call = waiting?.shift();
+    if (waiting?.length === 0) prepared.delete(params);
+    return call;
+  }
+
+  /** Counts an answer; a failure of ours is logged, and the answer goes on. */
+  function count(call: PreparedFormatCall<PromptMessage>, parts: () => readonly unknown[]): void {
+    try {
+      call.afterResponse?.(answerMessageOf(parts()));
+    } catch (error) {
+      logFailedOpen(repairer, "response", error);
+    }
+  }
+
+  function repairParams<P extends AiSdkCallParams>(params: P, model: unknown): P {
+    try {
+      const context = callContextOf(params, model);
+      const prompt = promptOf(params);
+      if (prompt === undefined) {
+        recordFailedOpen(repairer, requestOf(context), new TypeError("params.prompt is no list"));
+        return params;
+      }
+      const call = prepareInFormat(languageModelPromptFormat, prompt, undefined, context, repairer);
+      const { messages } = call.repaired;
+      const repaired = messages === prompt ? params : { ...params, prompt: messages };
+      if (call.afterResponse !== undefined || call.afterFailure !== undefined) {
+        remember(repaired, call);
+      }
+      return repaired;
+    } catch (error) {
+      // The engine and prepareInFormat guard themselves: this is a bug of ours around them.
+      logFailedOpen(repairer, "request", error);
+      return params;
+    }
+  }
+
+  return {
+    specificationVersion: "v3",
+    transformParams: async ({ params, model }) => repairParams(params, model),
+    async wrapGenerate<R extends AiSdkGenerateResult>({
+      doGenerate,
+      params,
+    }: WrapGenerateOptions<R>): Promise<R> {
+      const call = take(params);
+      if (call === undefined) return doGenerate();
+      let result: R;
+      try {
+        result = await doGenerate();
+      } catch (error) {
+        call.afterFailure?.();
+        throw error;
+      }
+      count(call, () => result.content);
+      return result;
+    },
+    async wrapStream<R extends AiSdkStreamResult>({
+      doStream,
+      params,
+    }: WrapStreamOptions<R>): Promise<R> {
+      const call = take(params);
+      if (call === undefined) return doStream();
+      let result: R;
+      try {
+        result = await doStream();
+      } catch (error) {
+        call.afterFailure?.();
+        throw error;
+      }
+      if (call.afterResponse === undefined) return result;
+      try {
+        const stream = observedStream(result.stream, {
+          answered: (parts) => count(call, () => parts),
+          failed: () => call.afterFailure?.(),
+        });
+        return { ...result, stream };
+      } catch (error) {
+        logFailedOpen(repairer, "response", error);
+        return result;
+      }
+    },
+    repairMessages: (messages, context) => {
+      try {
+        const { threadId, locale } = context ?? {};
+        return prepareInFormat(
+          modelMessageFormat,
+          messages,
+          undefined,
+          { threadId, locale },
+          messagesRepairer,
+        ).repaired as FormatRepairResult<never>;
+      } catch (error) {
+        logFailedOpen(repairer, "messages", error);
+        return { messages: messages as never[], repairs: [] };
+      }
+    },
+  };
+}
+
+/** The prompt of a call's params; none when it is no list or cannot be read. */
+function promptOf(params: unknown): readonly PromptMessage[] | undefined {
+  try {
+    const prompt: unknown = (params as { prompt?: unknown }).prompt;
+    return Array.isArray(prompt) ? prompt : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A request as the shared steps read it, for a call whose prompt cannot be read at all. */
+function requestOf(context: FormatRepairContext) {
+  const { threadId, model, provider, tools } = context;
+  return {
+    messages: [],
+    runtime: threadId === undefined ? undefined : { configurable: { thread_id: threadId } },
+    model: undefined,
+    tools,
+    identity: { provider, model },
+  };
+}

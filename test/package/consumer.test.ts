@@ -2,8 +2,9 @@
  * The package as a user meets it: packed with `npm pack`, installed from the tarball in fresh apps
  * with only the peers the README names, and used the ways the README says it can be used: the
  * `createAgent` snippet from an ES module, `require()` from CommonJS, TypeScript under `nodenext`,
- * `bundler` and `node10`, and `tool-call-resilience/formats` in an app without LangChain. Then
- * `publint` and `@arethetypeswrong/cli` read the tarball.
+ * `bundler` and `node10`, `tool-call-resilience/formats` in an app without LangChain, and the
+ * AI SDK middleware and the OpenAI Agents SDK filter in apps on those stacks alone. Then `publint`
+ * and `@arethetypeswrong/cli` read the tarball.
  *
  * It needs the npm registry (the apps install their peers from it), so it is not part of
  * `npm test`: `npm run test:package` runs it, on whichever Node.js runs npm.
@@ -112,6 +113,20 @@ function langChainOpenAISpec(): string {
     : "@langchain/openai@1.5.8";
 }
 
+/**
+ * `@openai/agents` for the Agents SDK app: the version tested here on Node 22 and later, and on
+ * Node 20 the last release whose `openai` runs there (0.15 and later take `openai` 7, which wants
+ * Node 22), as the README says.
+ */
+function openAIAgentsSpec(): string {
+  return nodeMajor >= 22
+    ? `@openai/agents@${testedVersion("@openai/agents")}`
+    : `@openai/agents@${OPENAI_AGENTS_ON_NODE_20}`;
+}
+
+/** The `@openai/agents` release the README names for Node.js 20. */
+const OPENAI_AGENTS_ON_NODE_20 = "0.14.3";
+
 /** The packages the README's first `npm install` names. */
 function readmeInstallLine(): string[] {
   const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -173,6 +188,8 @@ let tarballFiles: string[];
 let langChainApp: { readonly dir: string; readonly install: Run };
 let formatsApp: { readonly dir: string; readonly install: Run };
 let setupApp: { readonly dir: string; readonly install: Run };
+let aiSdkApp: { readonly dir: string; readonly install: Run };
+let agentsApp: { readonly dir: string; readonly install: Run };
 
 /**
  * The end of the `@opentelemetry/sdk-node` range the setup app installs: the newest release where
@@ -224,7 +241,7 @@ beforeAll(async () => {
 
   const typescript = `typescript@${testedVersion("typescript")}`;
   const api = `@opentelemetry/api@${testedVersion("@opentelemetry/api")}`;
-  [langChainApp, formatsApp, setupApp] = await Promise.all([
+  [langChainApp, formatsApp, setupApp, aiSdkApp, agentsApp] = await Promise.all([
     // The README's install line (the versions tested here), the provider package for its
     // snippet, the setup entry's optional peers, and TypeScript.
     createApp("langchain-app", [
@@ -244,6 +261,22 @@ beforeAll(async () => {
       `@opentelemetry/sdk-node@${SDK_RANGE_END.sdkNode}`,
       `@opentelemetry/api@${SDK_RANGE_END.api}`,
       `zod@${LOWEST_ZOD}`,
+      typescript,
+    ]),
+    // An app on the AI SDK, and one on the OpenAI Agents SDK: the stack, the API package, and no
+    // LangChain.
+    createApp("ai-sdk-app", [
+      tarball,
+      api,
+      `ai@${testedVersion("ai")}`,
+      `@ai-sdk/openai@${testedVersion("@ai-sdk/openai")}`,
+      typescript,
+    ]),
+    createApp("agents-app", [
+      tarball,
+      api,
+      openAIAgentsSpec(),
+      `zod@${testedVersion("zod")}`,
       typescript,
     ]),
   ]);
@@ -309,6 +342,8 @@ describe("the packed tarball", () => {
       "dist/setup/index",
       "dist/formats/index",
       "dist/telemetry/semconv",
+      "dist/stacks/ai-sdk",
+      "dist/stacks/openai-agents",
     ]) {
       expect(tarballFiles).toContain(`${entry}.js`);
       expect(tarballFiles).toContain(`${entry}.d.ts`);
@@ -439,14 +474,18 @@ console.log("answer:", result.messages.at(-1).text);
     );
   });
 
-  it("is require()d from CommonJS: the main entry, /setup, /formats and /semconv", async () => {
+  it("is require()d from CommonJS: the main entry, /setup, /formats, /semconv, /ai-sdk and /openai-agents", async () => {
     writeFileSync(
       join(langChainApp.dir, "check.cjs"),
       `const main = require("tool-call-resilience");
 const setup = require("tool-call-resilience/setup");
 const formats = require("tool-call-resilience/formats");
 const semconv = require("tool-call-resilience/semconv");
+const aiSdk = require("tool-call-resilience/ai-sdk");
+const openAIAgents = require("tool-call-resilience/openai-agents");
 console.log(JSON.stringify({
+  aiSdkMiddleware: typeof aiSdk.toolCallRepairMiddleware,
+  agentsFilter: typeof openAIAgents.toolCallRepairInputFilter,
   middleware: typeof main.danglingToolCallMiddleware,
   wrapper: typeof main.withToolCallRepair,
   startTelemetry: typeof setup.startTelemetry,
@@ -466,6 +505,8 @@ console.log(JSON.stringify({
     const ran = await node(["check.cjs"], langChainApp.dir);
     expect(ran.code, ran.stderr).toBe(0);
     expect(JSON.parse(ran.stdout)).toEqual({
+      aiSdkMiddleware: "function",
+      agentsFilter: "function",
       middleware: "function",
       wrapper: "function",
       startTelemetry: "function",
@@ -832,6 +873,130 @@ export async function pushedUrl(): Promise<string> {
       existsSync(join(setupApp.dir, "node_modules/tool-call-resilience/node_modules/zod")),
     ).toBe(false);
     const tsc = await typecheck(setupApp.dir, "check.ts");
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.code).toBe(0);
+  });
+});
+
+describe("tool-call-resilience/ai-sdk and /openai-agents, in apps on those stacks alone", () => {
+  let server: StrictProviderServer;
+
+  beforeAll(async () => {
+    server = await startStrictProviderServer();
+  });
+
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it(`install no LangChain, and no engine warning on Node.js ${nodeMajor}`, () => {
+    for (const app of [aiSdkApp, agentsApp]) {
+      for (const name of ["@langchain/core", "langchain", "@langchain/langgraph"]) {
+        expect(existsSync(join(app.dir, "node_modules", name)), name).toBe(false);
+      }
+      expect(`${app.install.stdout}\n${app.install.stderr}`).not.toContain("EBADENGINE");
+    }
+  });
+
+  it("AI SDK: generateText through the middleware sends a history the provider accepts", async () => {
+    // A tool result whose call is gone (trimmed away): the AI SDK's own checks let it through,
+    // and OpenAI refuses it.
+    writeFileSync(
+      join(aiSdkApp.dir, "generate.mjs"),
+      `import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, wrapLanguageModel } from "ai";
+import { toolCallRepairMiddleware } from "tool-call-resilience/ai-sdk";
+
+const openai = createOpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: "test" });
+const messages = [
+  { role: "user", content: "Find flights to Lisbon." },
+  { role: "tool", content: [{ type: "tool-result", toolCallId: "call_gone", toolName: "search", output: { type: "text", value: "3 flights" } }] },
+  { role: "user", content: "Thanks. Any trains?" },
+];
+async function attempt(model) {
+  try {
+    return (await generateText({ model, messages, maxRetries: 0 })).text;
+  } catch (error) {
+    return \`\${error.name} \${error.statusCode}\`;
+  }
+}
+const middleware = toolCallRepairMiddleware({ logger: false });
+console.log(JSON.stringify({
+  bare: await attempt(openai.chat("gpt-4.1")),
+  repaired: await attempt(wrapLanguageModel({ model: openai.chat("gpt-4.1"), middleware })),
+}));
+`,
+    );
+    const ran = await node(["generate.mjs"], aiSdkApp.dir, {
+      OPENAI_BASE_URL: server.openAIBaseURL,
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toEqual({
+      bare: "AI_APICallError 400",
+      repaired: COMPLETION_TEXT,
+    });
+  });
+
+  it("AI SDK: the middleware is a LanguageModelMiddleware under nodenext, every declaration checked", async () => {
+    writeFileSync(
+      join(aiSdkApp.dir, "check.ts"),
+      `import type { LanguageModelMiddleware } from "ai";
+import { toolCallRepairMiddleware } from "tool-call-resilience/ai-sdk";
+
+export const middleware: LanguageModelMiddleware = toolCallRepairMiddleware({ logger: false });
+`,
+    );
+    const tsc = await typecheck(aiSdkApp.dir, "check.ts");
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.code).toBe(0);
+  });
+
+  it("OpenAI Agents SDK: run() with the filter answers a history the provider refuses without it", async () => {
+    // A run whose \`deploy\` call never got a result (the process stopped mid-tool), continued
+    // with new input through the SDK's own OpenAI provider.
+    writeFileSync(
+      join(agentsApp.dir, "run.mjs"),
+      `import { Agent, OpenAIProvider, run, setTracingDisabled } from "@openai/agents";
+import { toolCallRepairInputFilter } from "tool-call-resilience/openai-agents";
+
+setTracingDisabled(true);
+const agent = new Agent({ name: "Support", model: "gpt-4.1", instructions: "Help the user." });
+const modelProvider = new OpenAIProvider({ apiKey: "test", baseURL: process.env.OPENAI_BASE_URL });
+const history = [
+  { role: "user", content: "Deploy billing, please." },
+  { type: "function_call", callId: "call_deploy_1", name: "deploy", arguments: "{}", status: "completed" },
+  { role: "user", content: "Never mind. What happened?" },
+];
+async function attempt(config) {
+  try {
+    return (await run(agent, history, { modelProvider, ...config })).finalOutput;
+  } catch (error) {
+    return \`\${error.constructor.name} \${error.status ?? error.cause?.status ?? ""}\`.trim();
+  }
+}
+console.log(JSON.stringify({
+  bare: await attempt({}),
+  repaired: await attempt({ callModelInputFilter: toolCallRepairInputFilter({ logger: false }) }),
+}));
+`,
+    );
+    const ran = await node(["run.mjs"], agentsApp.dir, { OPENAI_BASE_URL: server.openAIBaseURL });
+    expect(ran.code, ran.stderr).toBe(0);
+    const { bare, repaired } = JSON.parse(ran.stdout) as { bare: string; repaired: string };
+    expect(bare).toMatch(/400/);
+    expect(repaired).toBe(COMPLETION_TEXT);
+  });
+
+  it("OpenAI Agents SDK: the filter is a RunConfig callModelInputFilter under nodenext", async () => {
+    writeFileSync(
+      join(agentsApp.dir, "check.ts"),
+      `import type { RunConfig } from "@openai/agents";
+import { toolCallRepairInputFilter } from "tool-call-resilience/openai-agents";
+
+export const filter: RunConfig["callModelInputFilter"] = toolCallRepairInputFilter({ logger: false });
+`,
+    );
+    const tsc = await typecheck(agentsApp.dir, "check.ts");
     expect(tsc.stdout + tsc.stderr).toBe("");
     expect(tsc.code).toBe(0);
   });

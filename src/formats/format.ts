@@ -129,7 +129,7 @@ export function prepareInFormat<M>(
   context: FormatRepairContext = {},
   repairer: Repairer = repairerOf(format.name, options),
 ): PreparedFormatCall<M> {
-  const request = requestOf(format, messages, context ?? {});
+  const request = formatRequestOf(format, messages, context ?? {});
   const unchanged: PreparedFormatCall<M> = {
     repaired: { messages: messages as M[], repairs: NO_REPAIRS },
   };
@@ -185,7 +185,17 @@ function afterCall(
   };
 }
 
-function requestOf<M>(
+/**
+ * A native-format request as the shared steps read it: its messages, thread, tools, locale, and
+ * the provider and model to record (there is no model object). For an attachment that records a
+ * request it cannot read (`recordFailedOpen`), give the messages it has, or none.
+ *
+ * @example
+ * ```ts
+ * recordFailedOpen(repairer, formatRequestOf(myFormat, [], { threadId }), error);
+ * ```
+ */
+export function formatRequestOf<M>(
   format: MessageFormat<M>,
   messages: readonly M[],
   context: FormatRepairContext,

@@ -22,8 +22,13 @@ import { type ToolCallRepairOptions, toolCallRepairOptionsSchema } from "../atta
 import { recordFailedOpen, repairerFrom } from "../attach/repairer.js";
 import { optionsError } from "../core/errors.js";
 import { type ModelToolMessage, modelMessageFormat } from "../formats/ai-sdk.js";
-import { PLAIN_MESSAGES, type PreparedFormatCall, prepareInFormat } from "../formats/format.js";
-import type { FormatRepairContext, FormatRepairResult } from "../formats/message-format.js";
+import {
+  formatRequestOf,
+  PLAIN_MESSAGES,
+  type PreparedFormatCall,
+  prepareInFormat,
+} from "../formats/format.js";
+import type { FormatRepairResult } from "../formats/message-format.js";
 import {
   answerMessageOf,
   callContextOf,
@@ -229,7 +234,11 @@ export function toolCallRepairMiddleware(
       const context = callContextOf(params, model);
       const prompt = promptOf(params);
       if (prompt === undefined) {
-        recordFailedOpen(repairer, requestOf(context), new TypeError("params.prompt is no list"));
+        recordFailedOpen(
+          repairer,
+          formatRequestOf(languageModelPromptFormat, [], context),
+          new TypeError("params.prompt is no list"),
+        );
         return params;
       }
       const call = prepareInFormat(languageModelPromptFormat, prompt, undefined, context, repairer);
@@ -316,16 +325,4 @@ function promptOf(params: unknown): readonly PromptMessage[] | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A request as the shared steps read it, for a call whose prompt cannot be read at all. */
-function requestOf(context: FormatRepairContext) {
-  const { threadId, model, provider, tools } = context;
-  return {
-    messages: [],
-    runtime: threadId === undefined ? undefined : { configurable: { thread_id: threadId } },
-    model: undefined,
-    tools,
-    identity: { provider, model },
-  };
 }

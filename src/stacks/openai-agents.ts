@@ -29,7 +29,7 @@ import {
 } from "../attach/options.js";
 import { type MessageLibrary, recordFailedOpen, repairerFrom } from "../attach/repairer.js";
 import { optionsError } from "../core/errors.js";
-import { PLAIN_MESSAGES, prepareInFormat } from "../formats/format.js";
+import { formatRequestOf, PLAIN_MESSAGES, prepareInFormat } from "../formats/format.js";
 import type { FormatRepairContext } from "../formats/message-format.js";
 import { agentItemsFormat, type Turn, turnsOf } from "./openai-agents-items.js";
 import {
@@ -273,7 +273,11 @@ export function toolCallRepairInputFilter(
     } catch (error) {
       current = call;
       try {
-        recordFailedOpen(repairer, requestOf(input, context), error);
+        recordFailedOpen(
+          repairer,
+          formatRequestOf(agentItemsFormat, Array.isArray(input) ? input : [], context),
+          error,
+        );
       } finally {
         current = undefined;
       }
@@ -306,16 +310,4 @@ export function toolCallRepairInputFilter(
     }
   };
   return Object.assign(filter, { preserveInputIdentity: true as const });
-}
-
-/** A request as the shared steps read it, for an input that cannot be read at all. */
-function requestOf(input: unknown, context: FormatRepairContext) {
-  const { threadId, model, tools } = context;
-  return {
-    messages: Array.isArray(input) ? input : [],
-    runtime: threadId === undefined ? undefined : { configurable: { thread_id: threadId } },
-    model: undefined,
-    tools,
-    identity: { provider: agentItemsFormat.provider, model },
-  };
 }

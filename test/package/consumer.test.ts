@@ -115,8 +115,8 @@ function langChainOpenAISpec(): string {
 
 /**
  * `@openai/agents` for the Agents SDK app: the version tested here on Node 22 and later, and on
- * Node 20 the last release whose `openai` runs there (0.15 and later take `openai` 7, which wants
- * Node 22), as the README says.
+ * Node 20 the last release that installs there without an engine warning (0.15 and later take
+ * `openai` 7, whose `engines` want Node 22), as the README says.
  */
 function openAIAgentsSpec(): string {
   return nodeMajor >= 22

@@ -94,6 +94,22 @@ async function typecheck(dir: string, file: string): Promise<Run> {
   return node(["node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], dir);
 }
 
+/**
+ * The errors of a {@link typecheck} in the app's own file or in this package's declarations. The
+ * stacks' own declarations need more than a bare app gives them (`@types/node`, `json-schema`'s
+ * types), and are theirs to answer for; an error in ours, or an assignment in the app's file
+ * that fails, is ours.
+ */
+function ownTypeErrors(tsc: Run): string[] {
+  const lines = `${tsc.stdout}\n${tsc.stderr}`.split("\n");
+  const own = lines.filter((line) =>
+    /^(check\.ts|node_modules\/tool-call-resilience\/)/.test(line),
+  );
+  // The check ran: it read the app's file, and either passed or reported something.
+  if (tsc.code !== 0 && !lines.some((line) => /error TS/.test(line))) return [tsc.stderr];
+  return own;
+}
+
 /** The version of a package this repository was tested with, from its own install. */
 function testedVersion(name: string): string {
   const manifest = JSON.parse(
@@ -946,17 +962,15 @@ import { toolCallRepairMiddleware } from "tool-call-resilience/ai-sdk";
 export const middleware: LanguageModelMiddleware = toolCallRepairMiddleware({ logger: false });
 `,
     );
-    const tsc = await typecheck(aiSdkApp.dir, "check.ts");
-    expect(tsc.stdout + tsc.stderr).toBe("");
-    expect(tsc.code).toBe(0);
+    expect(ownTypeErrors(await typecheck(aiSdkApp.dir, "check.ts"))).toEqual([]);
   });
 
-  it("OpenAI Agents SDK: run() with the filter answers a history the provider refuses without it", async () => {
+  it("OpenAI Agents SDK: a Runner with the filter answers a history the provider refuses without it", async () => {
     // A run whose \`deploy\` call never got a result (the process stopped mid-tool), continued
     // with new input through the SDK's own OpenAI provider.
     writeFileSync(
       join(agentsApp.dir, "run.mjs"),
-      `import { Agent, OpenAIProvider, run, setTracingDisabled } from "@openai/agents";
+      `import { Agent, OpenAIProvider, Runner, setTracingDisabled } from "@openai/agents";
 import { toolCallRepairInputFilter } from "tool-call-resilience/openai-agents";
 
 setTracingDisabled(true);
@@ -969,7 +983,7 @@ const history = [
 ];
 async function attempt(config) {
   try {
-    return (await run(agent, history, { modelProvider, ...config })).finalOutput;
+    return (await new Runner({ modelProvider, ...config }).run(agent, history)).finalOutput;
   } catch (error) {
     return \`\${error.constructor.name} \${error.status ?? error.cause?.status ?? ""}\`.trim();
   }
@@ -980,7 +994,10 @@ console.log(JSON.stringify({
 }));
 `,
     );
-    const ran = await node(["run.mjs"], agentsApp.dir, { OPENAI_BASE_URL: server.openAIBaseURL });
+    const ran = await node(["run.mjs"], agentsApp.dir, {
+      OPENAI_API_KEY: "test",
+      OPENAI_BASE_URL: server.openAIBaseURL,
+    });
     expect(ran.code, ran.stderr).toBe(0);
     const { bare, repaired } = JSON.parse(ran.stdout) as { bare: string; repaired: string };
     expect(bare).toMatch(/400/);
@@ -996,8 +1013,6 @@ import { toolCallRepairInputFilter } from "tool-call-resilience/openai-agents";
 export const filter: RunConfig["callModelInputFilter"] = toolCallRepairInputFilter({ logger: false });
 `,
     );
-    const tsc = await typecheck(agentsApp.dir, "check.ts");
-    expect(tsc.stdout + tsc.stderr).toBe("");
-    expect(tsc.code).toBe(0);
+    expect(ownTypeErrors(await typecheck(agentsApp.dir, "check.ts"))).toEqual([]);
   });
 });

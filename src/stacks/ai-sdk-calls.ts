@@ -10,23 +10,10 @@ import { listOf, recordOf, stringOrUndefined } from "../formats/read.js";
 import type { HistoryPlace } from "../telemetry/call-identity.js";
 import type { ObservedModelCall } from "../telemetry/call-labels.js";
 import type { Inspection } from "../telemetry/inspection.js";
+import { genAiProviderName } from "../telemetry/model-identity.js";
 import { PendingInspections } from "../telemetry/pending-inspections.js";
 import { type RecordedModelCall, type Recording, RepairTelemetry } from "../telemetry/recorder.js";
-import {
-  GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC,
-  GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK,
-  GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI,
-  GEN_AI_PROVIDER_NAME_VALUE_COHERE,
-  GEN_AI_PROVIDER_NAME_VALUE_DEEPSEEK,
-  GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI,
-  GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI,
-  GEN_AI_PROVIDER_NAME_VALUE_GROQ,
-  GEN_AI_PROVIDER_NAME_VALUE_MISTRAL_AI,
-  GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
-  GEN_AI_PROVIDER_NAME_VALUE_PERPLEXITY,
-  GEN_AI_PROVIDER_NAME_VALUE_X_AI,
-  OUTCOME_VALUE_CLEAN,
-} from "../telemetry/semconv.js";
+import { OUTCOME_VALUE_CLEAN } from "../telemetry/semconv.js";
 import type { TelemetrySettings } from "../telemetry/settings.js";
 
 /**
@@ -53,32 +40,22 @@ export const THREAD_ID_PROVIDER_OPTIONS_KEY = "toolCallResilience";
 export const THREAD_ID_HEADER = "x-tool-call-resilience-thread-id";
 
 /**
- * The AI SDK's provider ids (`model.provider`: `"openai.responses"`, `"anthropic.messages"`, …),
- * by their first one or two dot-separated segments, and the `gen_ai.provider.name` each one means.
+ * The provider an AI SDK provider id names (`model.provider`: `"openai.responses"`,
+ * `"anthropic.messages"`): its first dot-separated segment, the provider package's name, but for
+ * Vertex AI's `"google.vertex.chat"`, whose first segment names Google's other API.
  */
-const PROVIDER_NAMES: ReadonlyMap<string, string> = new Map([
-  ["openai", GEN_AI_PROVIDER_NAME_VALUE_OPENAI],
-  ["azure", GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI],
-  ["anthropic", GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC],
-  ["google", GEN_AI_PROVIDER_NAME_VALUE_GCP_GEMINI],
-  ["google.vertex", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
-  ["vertex", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
-  ["amazon-bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
-  ["bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
-  ["mistral", GEN_AI_PROVIDER_NAME_VALUE_MISTRAL_AI],
-  ["groq", GEN_AI_PROVIDER_NAME_VALUE_GROQ],
-  ["deepseek", GEN_AI_PROVIDER_NAME_VALUE_DEEPSEEK],
-  ["cohere", GEN_AI_PROVIDER_NAME_VALUE_COHERE],
-  ["xai", GEN_AI_PROVIDER_NAME_VALUE_X_AI],
-  ["perplexity", GEN_AI_PROVIDER_NAME_VALUE_PERPLEXITY],
-]);
+function providerIdOf(aiSdkId: string): string {
+  const [first = "", second] = aiSdkId.toLowerCase().split(".");
+  return first === "google" && second === "vertex" ? second : first;
+}
 
 /**
- * The `gen_ai.provider.name` of an AI SDK provider id: the well-known value where one matches
- * (`"openai.chat"` → `"openai"`, `"google.generative-ai"` → `"gcp.gemini"`, `"google.vertex.chat"`
- * and `"vertex.anthropic.messages"` → `"gcp.vertex_ai"`, `"bedrock.anthropic.messages"` →
- * `"aws.bedrock"`), else the id before its first dot (`"gateway"`, `"togetherai"`); `undefined`
- * for anything but a non-empty string.
+ * The `gen_ai.provider.name` of an AI SDK provider id: its provider (the id's first segment, or
+ * `vertex` for `"google.vertex.…"`) mapped by the table the LangChain attachments use
+ * (`genAiProviderName`): `"openai.chat"` → `"openai"`, `"google.generative-ai"` → `"gcp.gemini"`,
+ * `"google.vertex.chat"` and `"vertex.anthropic.messages"` → `"gcp.vertex_ai"`,
+ * `"bedrock.anthropic.messages"` → `"aws.bedrock"`; a provider the table does not know as it is
+ * (`"gateway"`, `"togetherai"`); `undefined` for anything but a non-empty string.
  *
  * @example
  * ```ts
@@ -87,12 +64,7 @@ const PROVIDER_NAMES: ReadonlyMap<string, string> = new Map([
  */
 export function aiSdkProviderName(providerId: unknown): string | undefined {
   if (typeof providerId !== "string" || providerId === "") return undefined;
-  const [first = "", second] = providerId.toLowerCase().split(".");
-  return (
-    (second === undefined ? undefined : PROVIDER_NAMES.get(`${first}.${second}`)) ??
-    PROVIDER_NAMES.get(first) ??
-    first
-  );
+  return genAiProviderName(providerIdOf(providerId));
 }
 
 /** The thread a call names: its `providerOptions`, else its header; none when unreadable. */

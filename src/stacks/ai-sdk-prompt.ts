@@ -14,6 +14,9 @@
  *   "content" | "execution-denied", … }`) and `tool-approval-response` parts (`approvalId`,
  *   `approved`, `reason`).
  *
+ * A call the provider runs (`providerExecuted`) may be answered in a tool message too: when its
+ * approval is denied, `generateText` and `streamText` write its `execution-denied` result there.
+ *
  * Each message and part may carry `providerOptions`. The prompt is the `ModelMessage` shape with
  * its strings turned into parts, its approval requests taken out and its consecutive tool messages
  * joined into one, so it is read and written by the grouped writer `repairModelMessages` uses too
@@ -198,6 +201,7 @@ const OTHER_PART: MessagePart = { role: "other" };
 const OTHER: readonly Segment[] = [{ part: OTHER_PART, pieces: [] }];
 const USER: readonly Segment[] = [{ part: { role: "user" }, pieces: [] }];
 const SYSTEM: readonly Segment[] = [{ part: { role: "system" }, pieces: [] }];
+const NO_IDS: ReadonlySet<string> = new Set();
 
 /** Whether a piece is a call the client runs: a `tool-call` part the provider does not run. */
 function isCall(piece: unknown): boolean {
@@ -220,22 +224,30 @@ function callsOf(pieces: readonly unknown[]): FormatCall[] {
 
 /**
  * A tool message's segments: each `tool-result` part on its own, in order, then every other part
- * (approval responses) as one segment after them. The AI SDK puts the approval responses of a
- * step before the results of the client's tools it ran after the approval; read where they stand,
- * they would part a call from its result, and a sound prompt would count as repaired.
+ * (approval responses, and the results of calls the provider runs) as one segment after them. The
+ * AI SDK puts the approval responses of a step before the results of the client's tools it ran
+ * after the approval; read where they stand, they would part a call from its result, and a sound
+ * prompt would count as repaired.
  */
-function toolSegmentsOf(pieces: readonly unknown[]): readonly Segment[] {
+function toolSegmentsOf(
+  pieces: readonly unknown[],
+  providerCallIds: ReadonlySet<string>,
+): readonly Segment[] {
   const segments: Segment[] = [];
   const others: unknown[] = [];
   for (const piece of pieces) {
     const fields = recordOf(piece);
-    if (fields?.type !== "tool-result") {
+    const toolCallId = stringOrUndefined(fields?.toolCallId);
+    if (
+      fields?.type !== "tool-result" ||
+      (toolCallId !== undefined && providerCallIds.has(toolCallId))
+    ) {
       others.push(piece);
       continue;
     }
     const part: MessagePart = {
       role: "tool",
-      toolCallId: stringOrUndefined(fields.toolCallId),
+      toolCallId,
       toolName: stringOrUndefined(fields.toolName),
     };
     segments.push({ part, pieces: [piece] });
@@ -246,7 +258,7 @@ function toolSegmentsOf(pieces: readonly unknown[]): readonly Segment[] {
   return segments;
 }
 
-function segmentsOf(message: unknown): readonly Segment[] {
+function segmentsOf(message: unknown, providerCallIds: ReadonlySet<string>): readonly Segment[] {
   const fields = recordOf(message);
   switch (fields?.role) {
     case "assistant": {
@@ -254,7 +266,7 @@ function segmentsOf(message: unknown): readonly Segment[] {
       return [{ part: { role: "assistant", calls: callsOf(pieces) }, pieces }];
     }
     case "tool":
-      return toolSegmentsOf(listOf(fields.content));
+      return toolSegmentsOf(listOf(fields.content), providerCallIds);
     case "user":
       return USER;
     case "system":
@@ -264,9 +276,42 @@ function segmentsOf(message: unknown): readonly Segment[] {
   }
 }
 
+/** The format, reading the tool-message results of the calls with these ids as other parts. */
+function promptFormatWith(providerCallIds: ReadonlySet<string>): MessageFormat<PromptMessage> {
+  return groupedFormat({
+    name: "ai-sdk-prompt",
+    provider: undefined,
+    segmentsOf: (message) => segmentsOf(message, providerCallIds),
+    joinsResults: (message) => recordOf(message)?.role === "tool",
+    messageWith: (pieces, source): PromptToolMessage => ({
+      ...recordOf(source),
+      role: "tool",
+      content: [...(pieces as PromptPart[])],
+    }),
+    placeholderPiece: (placeholder): ModelToolResultPlaceholder => {
+      const part: ModelToolResultPlaceholder = {
+        type: "tool-result",
+        toolCallId: placeholder.toolCallId,
+        toolName: placeholder.toolName,
+        output: { type: "error-text", value: placeholder.text },
+      };
+      if (placeholder.synthetic) {
+        part.providerOptions = {
+          [AI_SDK_MARKER_KEY]: { synthetic: true, reason: placeholder.reason },
+        };
+      }
+      return part;
+    },
+    resultPieceWithId: (piece, toolCallId) => ({ ...recordOf(piece), toolCallId }),
+    callsWithIds: (message, ids, names) =>
+      withCallIds(message, ids, names, isCall, { id: "toolCallId", name: "toolName" }),
+  }) as MessageFormat<PromptMessage>;
+}
+
 /**
- * The provider-level prompt of the AI SDK as a {@link MessageFormat}, which the middleware repairs
- * with. It reads:
+ * The provider-level prompt of the AI SDK as a {@link MessageFormat}, for a prompt in which no
+ * tool message answers a call the provider runs; {@link languageModelPromptFormatOf} gives the
+ * format for any prompt, and is what the middleware repairs with. It reads:
  *
  * - a `tool-call` part without `providerExecuted` as a call; the provider's own calls and their
  *   results (in the assistant message) are left alone, as the AI SDK's own prompt check leaves
@@ -284,34 +329,53 @@ function segmentsOf(message: unknown): readonly Segment[] {
  *
  * @example
  * ```ts
- * const { messages } = repairInFormat(languageModelPromptFormat, params.prompt, { logger: false });
+ * const { messages } = repairInFormat(languageModelPromptFormat, prompt, { logger: false });
  * ```
  */
-export const languageModelPromptFormat = groupedFormat({
-  name: "ai-sdk-prompt",
-  provider: undefined,
-  segmentsOf,
-  joinsResults: (message) => recordOf(message)?.role === "tool",
-  messageWith: (pieces, source): PromptToolMessage => ({
-    ...recordOf(source),
-    role: "tool",
-    content: [...(pieces as PromptPart[])],
-  }),
-  placeholderPiece: (placeholder): ModelToolResultPlaceholder => {
-    const part: ModelToolResultPlaceholder = {
-      type: "tool-result",
-      toolCallId: placeholder.toolCallId,
-      toolName: placeholder.toolName,
-      output: { type: "error-text", value: placeholder.text },
-    };
-    if (placeholder.synthetic) {
-      part.providerOptions = {
-        [AI_SDK_MARKER_KEY]: { synthetic: true, reason: placeholder.reason },
-      };
+export const languageModelPromptFormat: MessageFormat<PromptMessage> = promptFormatWith(NO_IDS);
+
+/**
+ * The ids of the calls the provider runs, but those a call of the client shares: the tool-message
+ * results of these ids answer the provider's calls (an `execution-denied` result, when their
+ * approval was denied). Never throws: a prompt that cannot be read has none.
+ */
+function providerCallIdsOf(prompt: readonly unknown[]): ReadonlySet<string> {
+  const provider = new Set<string>();
+  const client = new Set<string>();
+  try {
+    for (const message of prompt) {
+      const fields = recordOf(message);
+      if (fields?.role !== "assistant") continue;
+      for (const piece of listOf(fields.content)) {
+        const part = recordOf(piece);
+        const id = part?.type === "tool-call" ? stringOrUndefined(part.toolCallId) : undefined;
+        if (id !== undefined) (part?.providerExecuted === true ? provider : client).add(id);
+      }
     }
-    return part;
-  },
-  resultPieceWithId: (piece, toolCallId) => ({ ...recordOf(piece), toolCallId }),
-  callsWithIds: (message, ids, names) =>
-    withCallIds(message, ids, names, isCall, { id: "toolCallId", name: "toolName" }),
-}) as MessageFormat<PromptMessage>;
+  } catch {
+    // The repair reads the prompt again, and reports what cannot be read.
+    return NO_IDS;
+  }
+  for (const id of client) provider.delete(id);
+  return provider;
+}
+
+/**
+ * The format to repair this prompt with: {@link languageModelPromptFormat}, reading a tool-message
+ * result of a call the provider runs as a part of the tool message to leave alone, not as a
+ * result. When an approval of a provider-executed call (an MCP tool) is denied, the AI SDK answers
+ * that call with an `execution-denied` result in a tool message, which the provider reads; no call
+ * of the client makes it, and read as a result it would be dropped as an orphan.
+ *
+ * @example
+ * ```ts
+ * const format = languageModelPromptFormatOf(params.prompt);
+ * const { messages } = repairInFormat(format, params.prompt, { logger: false });
+ * ```
+ */
+export function languageModelPromptFormatOf(
+  prompt: readonly PromptMessage[],
+): MessageFormat<PromptMessage> {
+  const ids = providerCallIdsOf(prompt);
+  return ids.size === 0 ? languageModelPromptFormat : promptFormatWith(ids);
+}

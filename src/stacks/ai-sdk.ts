@@ -40,6 +40,7 @@ import {
   type AiSdkGenerateResult,
   type AiSdkStreamResult,
   languageModelPromptFormat,
+  languageModelPromptFormatOf,
   type PromptMessage,
   type TransformParamsOptions,
   type WrapGenerateOptions,
@@ -78,7 +79,13 @@ export type {
   WrapGenerateOptions,
   WrapStreamOptions,
 } from "./ai-sdk-prompt.js";
-export { languageModelPromptFormat } from "./ai-sdk-prompt.js";
+export { languageModelPromptFormat, languageModelPromptFormatOf } from "./ai-sdk-prompt.js";
+
+/** A model call `transformParams` prepared: the prompt it was given, and its repair and record. */
+interface PreparedPrompt {
+  readonly prompt: readonly PromptMessage[];
+  readonly call: PreparedFormatCall<PromptMessage>;
+}
 
 /** The name the middleware's option errors give it. */
 const MIDDLEWARE_NAME = "toolCallRepairMiddleware";
@@ -127,7 +134,9 @@ export interface ToolCallRepairMiddleware {
   /**
    * Repairs `params.prompt` (orphan and misplaced results, missing and reused ids, calls without
    * results) and records the model call; returns `params` itself when the prompt needs nothing,
-   * else a copy with the repaired prompt. Never throws, never changes `params`.
+   * else a copy with the repaired prompt. A retry (the prompt of a call that failed, which the AI
+   * SDK sends again with `maxRetries`) gets the same repair and is the same model call. Never
+   * throws, never changes `params`.
    */
   transformParams<P extends AiSdkCallParams>(options: TransformParamsOptions<P>): Promise<P>;
   /** Calls the model and counts the tool calls of its answer, which comes back as it came. */
@@ -153,7 +162,7 @@ export interface ToolCallRepairMiddleware {
  * prompt and counts it with OpenTelemetry, as `danglingToolCallMiddleware` does for LangChain.
  *
  * - `transformParams` repairs `params.prompt`, the provider-level prompt (see
- *   `languageModelPromptFormat`): orphan results (OpenAI refuses them), results after other
+ *   `languageModelPromptFormatOf`): orphan results (OpenAI refuses them), results after other
  *   messages, calls without an id or with an id used twice, and calls without results in a
  *   prompt built without `generateText` (a direct `doGenerate`, a framework's own prompt). It
  *   reads the model's `provider` and `modelId`, the offered `tools`, and the thread from
@@ -161,6 +170,9 @@ export interface ToolCallRepairMiddleware {
  *   header (both are passed on; providers ignore them).
  * - `wrapGenerate` and `wrapStream` count the `tool-call` parts of the answer (not the provider's
  *   own calls); a streamed answer once it has ended, and none when it fails or is cancelled.
+ * - A call the AI SDK retries (`maxRetries`) is one model call: `generateText` and `streamText`
+ *   send each attempt of a step with the same prompt, which is repaired, logged and recorded once,
+ *   and the answer of the attempt that succeeds is counted.
  *
  * `generateText` and `streamText` refuse a `ModelMessage` history with a call without a result
  * (`MissingToolResultsError`) before any middleware runs: repair such a history with
@@ -204,20 +216,32 @@ export function toolCallRepairMiddleware(
       ? { ...repairer, telemetry: telemetry.beforeModelCall }
       : repairer;
   /** The model calls prepared by `transformParams`, by the params it returned, in order. */
-  const prepared = new WeakMap<object, PreparedFormatCall<PromptMessage>[]>();
+  const prepared = new WeakMap<object, PreparedPrompt[]>();
+  /** The model calls that failed, by the prompt they were prepared for: a retry takes one back. */
+  const failed = new WeakMap<object, PreparedPrompt>();
 
-  function remember(params: object, call: PreparedFormatCall<PromptMessage>): void {
+  function remember(params: object, call: PreparedPrompt): void {
     const waiting = prepared.get(params);
     if (waiting === undefined) prepared.set(params, [call]);
     else waiting.push(call);
   }
 
-  function take(params: unknown): PreparedFormatCall<PromptMessage> | undefined {
+  function take(params: unknown): PreparedPrompt | undefined {
     if (typeof params !== "object" || params === null) return undefined;
     const waiting = prepared.get(params);
     const call = waiting?.shift();
     if (waiting?.length === 0) prepared.delete(params);
     return call;
+  }
+
+  /**
+   * Ends a failed attempt's record, and keeps its call for a retry of its prompt. An AI SDK call
+   * is recorded when it is prepared (no nested agent's name waits for its answer), so ending it
+   * records nothing that its retry's answer records again: that answer's tool calls alone.
+   */
+  function fail(attempt: PreparedPrompt): void {
+    attempt.call.afterFailure?.();
+    failed.set(attempt.prompt, attempt);
   }
 
   /** Counts an answer; a failure of ours is logged, and the answer goes on. */
@@ -241,11 +265,15 @@ export function toolCallRepairMiddleware(
         );
         return params;
       }
-      const call = prepareInFormat(languageModelPromptFormat, prompt, undefined, context, repairer);
-      const { messages } = call.repaired;
+      // The AI SDK retries a failed call with the prompt it built for the step: the same model call.
+      const retried = failed.get(prompt);
+      if (retried !== undefined) failed.delete(prompt);
+      const attempt = retried ?? prepareParams(prompt, context);
+      const { messages } = attempt.call.repaired;
       const repaired = messages === prompt ? params : { ...params, prompt: messages };
-      if (call.afterResponse !== undefined || call.afterFailure !== undefined) {
-        remember(repaired, call);
+      const { afterResponse, afterFailure } = attempt.call;
+      if (afterResponse !== undefined || afterFailure !== undefined || messages !== prompt) {
+        remember(repaired, attempt);
       }
       return repaired;
     } catch (error) {
@@ -255,6 +283,14 @@ export function toolCallRepairMiddleware(
     }
   }
 
+  function prepareParams(
+    prompt: readonly PromptMessage[],
+    context: ReturnType<typeof callContextOf>,
+  ): PreparedPrompt {
+    const format = languageModelPromptFormatOf(prompt);
+    return { prompt, call: prepareInFormat(format, prompt, undefined, context, repairer) };
+  }
+
   return {
     specificationVersion: "v3",
     transformParams: async ({ params, model }) => repairParams(params, model),
@@ -262,36 +298,37 @@ export function toolCallRepairMiddleware(
       doGenerate,
       params,
     }: WrapGenerateOptions<R>): Promise<R> {
-      const call = take(params);
-      if (call === undefined) return doGenerate();
+      const attempt = take(params);
+      if (attempt === undefined) return doGenerate();
       let result: R;
       try {
         result = await doGenerate();
       } catch (error) {
-        call.afterFailure?.();
+        fail(attempt);
         throw error;
       }
-      count(call, () => result.content);
+      count(attempt.call, () => result.content);
       return result;
     },
     async wrapStream<R extends AiSdkStreamResult>({
       doStream,
       params,
     }: WrapStreamOptions<R>): Promise<R> {
-      const call = take(params);
-      if (call === undefined) return doStream();
+      const attempt = take(params);
+      if (attempt === undefined) return doStream();
       let result: R;
       try {
         result = await doStream();
       } catch (error) {
-        call.afterFailure?.();
+        fail(attempt);
         throw error;
       }
+      const { call } = attempt;
       if (call.afterResponse === undefined) return result;
       try {
         const stream = observedStream(result.stream, {
           answered: (parts) => count(call, () => parts),
-          failed: () => call.afterFailure?.(),
+          failed: () => fail(attempt),
         });
         return { ...result, stream };
       } catch (error) {

@@ -30,8 +30,9 @@ export interface ModelIdentity {
 }
 
 /**
- * LangChain's provider ids (from `initChatModel`, `getLsParams().ls_provider` and `_llmType()`),
- * normalized to lower case with `_`, and the `gen_ai.provider.name` value each one means.
+ * LangChain's provider ids (from `initChatModel`, `getLsParams().ls_provider` and `_llmType()`)
+ * and the AI SDK's (a provider package's name: `amazon-bedrock`, `vertex`), normalized to lower
+ * case with `_`, and the `gen_ai.provider.name` value each one means.
  */
 const PROVIDER_NAMES: ReadonlyMap<string, string> = new Map([
   ["openai", GEN_AI_PROVIDER_NAME_VALUE_OPENAI],
@@ -45,6 +46,7 @@ const PROVIDER_NAMES: ReadonlyMap<string, string> = new Map([
   ["google_vertexai", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
   ["google_vertexai_web", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
   ["vertexai", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
+  ["vertex", GEN_AI_PROVIDER_NAME_VALUE_GCP_VERTEX_AI],
   ["bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
   ["amazon_bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
   ["aws_bedrock", GEN_AI_PROVIDER_NAME_VALUE_AWS_BEDROCK],
@@ -68,8 +70,8 @@ const WELL_KNOWN_PROVIDERS: ReadonlySet<string> = new Set(
 );
 
 /**
- * The `gen_ai.provider.name` value of a LangChain provider id: a well-known value where one
- * applies (`"google-genai"` → `"gcp.gemini"`), otherwise the id as it is (`"ollama"`).
+ * The `gen_ai.provider.name` value of a LangChain (or AI SDK) provider id: a well-known value
+ * where one applies (`"google-genai"` → `"gcp.gemini"`), otherwise the id as it is (`"ollama"`).
  *
  * @example
  * ```ts

@@ -17,6 +17,7 @@ import {
   ToolCallResilienceOptionsError,
   toolCallRepairMiddleware,
 } from "../../src/stacks/ai-sdk.js";
+import { genAiProviderName } from "../../src/telemetry/model-identity.js";
 import {
   answer,
   type CallOptions,
@@ -155,6 +156,14 @@ describe("the AI SDK's provider ids, as gen_ai.provider.name", () => {
   ])("%s is %s", (providerId, name) => {
     expect(aiSdkProviderName(providerId)).toBe(name);
   });
+
+  it.each(["ibm", "watsonx", "azure-ai-inference", "google-genai", "mistralai", "amazon_bedrock"])(
+    "%s is named as the LangChain attachments name it",
+    (providerId) => {
+      expect(aiSdkProviderName(`${providerId}.chat`)).toBe(genAiProviderName(providerId));
+      expect(aiSdkProviderName(providerId.toUpperCase())).toBe(genAiProviderName(providerId));
+    },
+  );
 
   it("is nothing for anything but a non-empty string", () => {
     for (const junk of [undefined, null, "", 42, {}])

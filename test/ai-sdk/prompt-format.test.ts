@@ -9,6 +9,7 @@ import {
   AI_SDK_MARKER_KEY,
   type PromptMessage as FormatMessage,
   languageModelPromptFormat,
+  languageModelPromptFormatOf,
 } from "../../src/stacks/ai-sdk.js";
 import {
   assistant,
@@ -24,9 +25,11 @@ import {
 
 const quiet = { logger: false } as const;
 
-/** The format's repair, over the AI SDK's prompt type or junk. */
-const repair = (prompt: readonly unknown[], options: object = quiet) =>
-  repairInFormat(languageModelPromptFormat, prompt as readonly FormatMessage[], options);
+/** The format's repair, over the AI SDK's prompt type or junk: the middleware's. */
+const repair = (prompt: readonly unknown[], options: object = quiet) => {
+  const native = prompt as readonly FormatMessage[];
+  return repairInFormat(languageModelPromptFormatOf(native), native, options);
+};
 
 const INTERRUPTED = "[Tool call was interrupted and did not return a result.]";
 
@@ -53,6 +56,29 @@ const providerResult = {
   toolName: "web_search",
   output: { type: "json" as const, value: { results: [] } },
 };
+
+/**
+ * An MCP call the provider runs, whose approval the user denied, answered as `generateText`
+ * answers it (its loop over the denied approvals): an `execution-denied` result in a tool message,
+ * after the approval response.
+ */
+const mcpCall = { ...call("mcp_1", "mcp.create_issue"), providerExecuted: true } as const;
+const denial = {
+  type: "tool-approval-response",
+  approvalId: "mcpr_1",
+  approved: false,
+  reason: "Not now.",
+} as const;
+const deniedResult = {
+  type: "tool-result",
+  toolCallId: "mcp_1",
+  toolName: "mcp.create_issue",
+  output: {
+    type: "execution-denied",
+    reason: "Not now.",
+    providerOptions: { openai: { approvalId: "mcpr_1" } },
+  },
+} as const;
 
 describe("the provider-level prompt format", () => {
   it("reads every part kind of a sound prompt and returns the very same array", () => {
@@ -214,6 +240,45 @@ describe("the provider-level prompt format", () => {
       user("go on"),
     ]);
     expect(repair(prompt).messages).toBe(prompt);
+  });
+
+  it("leaves the denied result of the provider's call in its tool message: a sound prompt is not repaired", () => {
+    const prompt = deepFreeze([user("file it"), assistant(mcpCall), tool(denial, deniedResult)]);
+    const { messages, repairs } = repair(prompt);
+    expect(repairs).toEqual([]);
+    expect(messages).toBe(prompt);
+  });
+
+  it("keeps that result in the tool message where a call of the client beside it gets a placeholder", () => {
+    const prompt = deepFreeze([
+      assistant(call("a"), call("b", "weather"), mcpCall),
+      tool(result("a"), denial, deniedResult),
+      user("go on"),
+    ]);
+    const { messages, repairs } = repair(prompt);
+    expect(repairs.map((made) => [made.kind, made.toolCallId])).toEqual([
+      ["placeholder_inserted", "b"],
+    ]);
+    expect(messages).toEqual([
+      prompt[0],
+      { role: "tool", content: [result("a"), placeholder("b", "weather"), denial, deniedResult] },
+      prompt[2],
+    ]);
+  });
+
+  it("reads a result as a result where no call of the provider has its id, or a call of the client has it too", () => {
+    const orphan = deepFreeze([tool(denial, deniedResult), user("hi")]);
+    expect(repair(orphan).repairs.map((made) => made.kind)).toEqual(["orphan_dropped"]);
+    const shared = deepFreeze([
+      assistant(call("mcp_1"), mcpCall),
+      tool(result("mcp_1")),
+      user("go on"),
+    ]);
+    expect(repair(shared).messages).toBe(shared);
+    // The format without the prompt's ids reads every tool-message result as a result.
+    const sound = deepFreeze([assistant(mcpCall), tool(denial, deniedResult)]);
+    const unread = repairInFormat(languageModelPromptFormat, sound, quiet);
+    expect(unread.repairs.map((made) => made.kind)).toEqual(["orphan_dropped"]);
   });
 
   it("is idempotent: a repaired prompt comes back as it is", () => {

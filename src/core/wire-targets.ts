@@ -37,7 +37,11 @@ export const CALL_ITEM_KINDS: Readonly<Record<string, CallKind>> = {
   computer_call: "computer",
 };
 
-/** The name LangChain gives a computer call, which has none on the wire. */
+/**
+ * The name a computer call, which has none on the wire, is known and labelled by on every path:
+ * LangChain gives it this name (its computer tool's), and the Responses and Agents SDK adapters
+ * list a computer tool offered by its type alone (`computer`, `computer_use_preview`) under it.
+ */
 export const COMPUTER_TOOL_NAME = "computer_use";
 
 /**

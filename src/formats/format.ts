@@ -52,8 +52,19 @@ export const PLAIN_MESSAGES: MessageLibrary = Object.freeze({
 const repairers = new WeakMap<object, Repairer>();
 const defaultRepairers = new Map<string, Repairer>();
 
-/** The repairer of an options object, validated once per object. */
-function repairerOf(format: string, options: ToolCallRepairOptions | undefined): Repairer {
+/**
+ * The repairer of a format's options object, validated once per object, for an adapter that
+ * calls {@link prepareInFormat} with a repairer of its own making (and records a failure of its
+ * own with it).
+ *
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ *
+ * @example
+ * ```ts
+ * const repairer = repairerOf("openai-responses", options);
+ * ```
+ */
+export function repairerOf(format: string, options: ToolCallRepairOptions | undefined): Repairer {
   const attachment = `Tool-call repair (${format})`;
   if (options === undefined) {
     let repairer = defaultRepairers.get(format);

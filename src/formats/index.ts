@@ -35,7 +35,12 @@ export type { RepairKind } from "../core/repair-kinds.js";
 export type { ToolCallRepair } from "../core/repair-log.js";
 export { UNKNOWN_TOOL_NAME } from "../core/repair-log.js";
 export type { ModelToolMessage, ModelToolResultPlaceholder } from "./ai-sdk.js";
-export { AI_SDK_MARKER_KEY, modelMessageFormat, repairModelMessages } from "./ai-sdk.js";
+export {
+  AI_SDK_MARKER_KEY,
+  modelMessageFormat,
+  modelMessageFormatOf,
+  repairModelMessages,
+} from "./ai-sdk.js";
 export type { AnthropicToolResultBlock, AnthropicUserMessage } from "./anthropic.js";
 export { anthropicFormat, repairAnthropicMessages } from "./anthropic.js";
 export { repairInFormat } from "./format.js";

@@ -10,12 +10,13 @@
  *
  * Parallel calls are consecutive call items (reasoning and other items of the model's own may
  * stand between them): the engine reads them as one turn, answered by the outputs right after it.
+ * What these items share with the Agents SDK's is `openai-tool-items.ts`'s.
  */
+import { logFailedOpen } from "../attach/logging.js";
 import type { ToolCallRepairOptions } from "../attach/options.js";
-import { BLANK_SCREENSHOT } from "../core/placeholder-message.js";
+import { recordFailedOpen } from "../attach/repairer.js";
 import type { Mutable, ToolCallRepair } from "../core/repair-log.js";
-import { COMPUTER_TOOL_NAME } from "../core/wire-targets.js";
-import { repairInFormat } from "./format.js";
+import { formatRequestOf, prepareInFormat, repairerOf } from "./format.js";
 import type {
   FormatCall,
   FormatRepairContext,
@@ -26,24 +27,19 @@ import type {
   RepairedItem,
   WrittenMessage,
 } from "./message-format.js";
+import {
+  ClientCalls,
+  EngineCallIds,
+  namelessCallName,
+  RESPONSES_ITEMS,
+  type ResponsesPlaceholderItem,
+  responsesPlaceholder,
+  runsOnClient,
+  type ToolCallType,
+  turnRanges,
+  withToolNames,
+} from "./openai-tool-items.js";
 import { isParsableJson, recordOf, stringOrUndefined } from "./read.js";
-
-/** The calls the application runs: the output type that answers each, the name of a nameless one. */
-const CALLS = {
-  function_call: { output: "function_call_output" },
-  custom_tool_call: { output: "custom_tool_call_output" },
-  computer_call: { output: "computer_call_output", name: COMPUTER_TOOL_NAME },
-  local_shell_call: { output: "local_shell_call_output", name: "local_shell" },
-  shell_call: { output: "shell_call_output", name: "shell" },
-  apply_patch_call: { output: "apply_patch_call_output", name: "apply_patch" },
-  tool_search_call: { output: "tool_search_output", name: "tool_search" },
-} as const satisfies Record<string, { readonly output: string; readonly name?: string }>;
-type CallType = keyof typeof CALLS;
-
-const fixedName = (type: CallType) => (CALLS[type] as { readonly name?: string }).name;
-const CALL_OF: ReadonlyMap<string, CallType> = new Map(
-  Object.entries(CALLS).map(([call, { output }]) => [output, call as CallType]),
-);
 
 /** Items of the model's own output, which may stand between the calls of one turn. */
 const MODEL_ITEMS: ReadonlySet<string> = new Set(
@@ -52,23 +48,9 @@ const MODEL_ITEMS: ReadonlySet<string> = new Set(
   compaction`.split(/\s+/),
 );
 
-/**
- * An output item a placeholder is, by the type of the call it answers.
- *
- * @example
- * ```ts
- * const inserted: ResponsesPlaceholderItem = { type: "function_call_output", call_id: "c1", output: "[…]" };
- * ```
- */
-export type ResponsesPlaceholderItem = { call_id: string } & (
-  | { type: "function_call_output" | "custom_tool_call_output"; output: string }
-  | { type: "computer_call_output"; output: { type: "computer_screenshot"; image_url: string } }
-  | { type: "local_shell_call_output"; id: string; output: string }
-  | { type: "shell_call_output"; output: { stdout: string; stderr: string; outcome: ShellExit }[] }
-  | { type: "apply_patch_call_output"; status: "failed"; output: string }
-  | { type: "tool_search_output"; execution: "client"; status: "completed"; tools: never[] }
-);
-type ShellExit = { type: "exit"; exit_code: number };
+const FORMAT_NAME = "openai-responses";
+
+export type { ResponsesPlaceholderItem } from "./openai-tool-items.js";
 
 /**
  * Per-call settings of {@link repairResponsesInput}: those of every format, and one more.
@@ -88,10 +70,18 @@ export interface ResponsesRepairContext extends FormatRepairContext {
   readonly continuesStoredResponse?: boolean;
 }
 
-/** What one item is to the repair. */
+/**
+ * What one item is to the repair. An output's `answersClient` is whether it answers a call the
+ * application runs: by its own `execution` as read alone, by its call once the input is read.
+ */
 type Reading =
-  | { readonly role: "call"; readonly type: CallType; readonly call: FormatCall }
-  | { readonly role: "output"; readonly type: CallType; readonly callId: string | undefined }
+  | { readonly role: "call"; readonly type: ToolCallType; readonly call: FormatCall }
+  | {
+      readonly role: "output";
+      readonly type: ToolCallType;
+      readonly callId: string | undefined;
+      readonly answersClient: boolean;
+    }
   | { readonly role: "model"; readonly hostedCallId?: string | undefined }
   | { readonly role: "reference" | "user" | "system" | "other" };
 
@@ -116,44 +106,45 @@ function readItem(item: unknown): Reading {
   if (type === "shell_call" && recordOf(fields.environment)?.type === "container_reference") {
     return { role: "model", hostedCallId: stringOrUndefined(fields.call_id) };
   }
-  const clientRun = !type.startsWith("tool_search") || fields.execution === "client";
-  const answers = CALL_OF.get(type);
-  if (!clientRun || (answers === undefined && !Object.hasOwn(CALLS, type))) {
-    return MODEL_ITEMS.has(type) ? MODEL : OTHER;
+  const kind = RESPONSES_ITEMS.kinds.get(type);
+  if (kind === undefined) return MODEL_ITEMS.has(type) ? MODEL : OTHER;
+  const answersClient = runsOnClient(kind.type, fields.execution);
+  if (kind.role === "output") {
+    // A local shell output's `id` may be its call's `call_id` (see `responsesPlaceholder`).
+    const key = fields.call_id ?? (kind.type === "local_shell_call" ? fields.id : undefined);
+    return { role: "output", type: kind.type, callId: stringOrUndefined(key), answersClient };
   }
-  if (answers !== undefined) {
-    // A local shell output was once keyed by its `id`; it is keyed by `call_id` now.
-    const key = fields.call_id ?? (answers === "local_shell_call" ? fields.id : undefined);
-    return { role: "output", type: answers, callId: stringOrUndefined(key) };
-  }
+  if (!answersClient) return MODEL;
   const args = fields.arguments;
   const call: FormatCall = {
     id: stringOrUndefined(fields.call_id),
-    name: fixedName(type as CallType) ?? stringOrUndefined(fields.name),
+    name: namelessCallName(kind.type) ?? stringOrUndefined(fields.name),
     invalidArguments: type === "function_call" && typeof args === "string" && !isParsableJson(args),
   };
-  return { role: "call", type: type as CallType, call };
+  return { role: "call", type: kind.type, call };
 }
 
 function partOf(reading: Reading): MessagePart {
   if (reading.role === "call") return { role: "assistant", calls: [reading.call] };
-  if (reading.role === "output") return { role: "tool", toolCallId: reading.callId };
+  if (reading.role === "output" && reading.answersClient) {
+    return { role: "tool", toolCallId: reading.callId };
+  }
   return reading.role === "user" || reading.role === "system" ? { role: reading.role } : OTHER_PART;
 }
 
 /**
- * One message as the engine reads it: an item, or the items of one turn, and its part; `callIds`
- * maps each id told apart by its call type back to its `call_id` (one map for a repair).
+ * One message as the engine reads it: an item, or the items of one turn, and its part; `ids`
+ * tells the calls of two types that share a `call_id` apart, and back (one for a repair).
  */
 class Entry {
   constructor(
     readonly items: readonly unknown[],
     readonly readings: readonly Reading[],
     readonly part: MessagePart,
-    readonly callIds: ReadonlyMap<string, string>,
+    readonly ids: EngineCallIds,
     /** For a turn written with new call ids: the entry it was, and those ids (the engine's). */
     readonly from?: Entry,
-    readonly ids: readonly string[] = [],
+    readonly given: readonly string[] = [],
   ) {}
 }
 
@@ -161,8 +152,9 @@ class Entry {
  * The OpenAI Responses API's input items, as {@link repairResponsesInput} reads and writes them: a
  * worked {@link MessageFormat}, and a base for your own when your records wrap Responses items.
  * Alone, it reads one item at a time: parallel calls are separate turns (their outputs are moved
- * next to each call), and a hosted shell call's output an orphan. `repairResponsesInput` reads the
- * input whole: parallel calls as one turn, and calls of two types that share a `call_id` apart.
+ * next to each call), a hosted shell call's output an orphan, and a tool search output that does
+ * not say `execution: "client"` the API's. `repairResponsesInput` reads the input whole: parallel
+ * calls as one turn, outputs by their calls, and calls of two types that share a `call_id` apart.
  *
  * @example
  * ```ts
@@ -170,13 +162,13 @@ class Entry {
  * ```
  */
 export const openAIResponsesFormat: MessageFormat<unknown> = Object.freeze({
-  name: "openai-responses",
+  name: FORMAT_NAME,
   provider: "openai",
   partsOf: (message: unknown) => [entryOf(message).part],
   write: (items: readonly RepairedItem<unknown>[]) => write(items),
 });
 
-const NO_IDS: ReadonlyMap<string, string> = new Map();
+const NO_IDS = new EngineCallIds([]);
 
 /** A message given to `write` as an entry: itself, or one item read on its own. */
 function entryOf(message: unknown): Entry {
@@ -187,10 +179,10 @@ function entryOf(message: unknown): Entry {
 
 function write(items: readonly RepairedItem<unknown>[]): WrittenMessage<unknown>[] {
   const entries = items.map((item) => ("message" in item ? entryOf(item.message) : undefined));
-  const callIds = entries.find((entry) => entry !== undefined)?.callIds ?? NO_IDS;
-  const callId = (id: string) => callIds.get(id) ?? id;
+  const ids = entries.find((entry) => entry !== undefined)?.ids ?? NO_IDS;
+  const callId = (id: string) => ids.nativeId(id);
   /** The engine's id of each call met so far → its type: a placeholder comes after its call. */
-  const types = new Map<string, CallType>();
+  const types = new Map<string, ToolCallType>();
   let taken: Set<string> | undefined;
   return items.map((item, index) => {
     const entry = entries[index];
@@ -199,7 +191,10 @@ function write(items: readonly RepairedItem<unknown>[]): WrittenMessage<unknown>
       // The item ids the input holds, so that no placeholder takes one of them.
       taken ??= new Set(entries.flatMap((e) => e?.items ?? []).map((i) => `${recordOf(i)?.id}`));
       const type = types.get(toolCallId) ?? "function_call";
-      return { message: placeholderOf(type, callId(toolCallId), text, taken), items: [index] };
+      return {
+        message: responsesPlaceholder(type, callId(toolCallId), text, taken),
+        items: [index],
+      };
     }
     let position = 0;
     const written = entry.items.map((original, at) => {
@@ -214,99 +209,64 @@ function write(items: readonly RepairedItem<unknown>[]): WrittenMessage<unknown>
       if (id === undefined) return original;
       types.set(id, reading.type);
       const fields = recordOf(original) ?? {};
-      const renames = name !== undefined && !fixedName(reading.type) && fields.name !== name;
+      const renames = name !== undefined && !namelessCallName(reading.type) && fields.name !== name;
       if (fields.call_id === callId(id) && !renames) return original;
       return { ...fields, call_id: callId(id), ...(renames ? { name } : {}) };
     });
     const same = written.every((copy, at) => copy === entry.items[at]);
     if (same) return { message: item.message, items: [index] };
     const [from, given] = item.kind === "renamed_calls" ? [entry, item.ids] : [];
-    const copy = new Entry(written, entry.readings, entry.part, entry.callIds, from, given);
+    const copy = new Entry(written, entry.readings, entry.part, entry.ids, from, given);
     return { message: item.message instanceof Entry ? copy : written[0], items: [index] };
   });
 }
 
-/** What a placeholder holds beside its `type` and `call_id`, by the type of its call. */
-const PLACEHOLDER_FIELDS: Readonly<Record<CallType, (text: string) => object>> = {
-  function_call: (output) => ({ output }),
-  custom_tool_call: (output) => ({ output }),
-  // The API takes nothing but a screenshot here: the model sees a blank one.
-  computer_call: () => ({ output: { type: "computer_screenshot", image_url: BLANK_SCREENSHOT } }),
-  local_shell_call: (output) => ({ output }),
-  shell_call: (stderr) => ({
-    output: [{ stdout: "", stderr, outcome: { type: "exit", exit_code: 1 } }],
-  }),
-  apply_patch_call: (output) => ({ status: "failed", output }),
-  // No tool found: the output has no room for text.
-  tool_search_call: () => ({ execution: "client", status: "completed", tools: [] }),
-};
-
-function placeholderOf(type: CallType, call_id: string, text: string, taken: Set<string>) {
-  const item = { type: CALLS[type].output, call_id, ...PLACEHOLDER_FIELDS[type](text) };
-  if (type !== "local_shell_call") return item as ResponsesPlaceholderItem;
-  // Its SDK type asks for an item `id` too: the call's, unless an item has it already.
-  let id = call_id;
-  for (let suffix = 1; taken.has(id); suffix++) id = `${call_id}_${suffix}`;
-  taken.add(id);
-  return { ...item, id } as ResponsesPlaceholderItem;
-}
-
 /**
- * The engine's messages for an input: an entry per item, but one for the consecutive calls of a
- * turn (and the model's items between them); an output whose call the input may not hold reads
- * as another item; a `call_id` that items of two call types share is told apart by type.
+ * The engine's messages for an input: an entry per item, but one for a turn (see `turnRanges`).
+ * An output answers a call of its own type, whatever its own `execution` says; one whose call the
+ * input may not hold reads as another item; a `call_id` that two call types share is told apart.
  */
 function entriesOf(input: readonly unknown[], continues: boolean): Entry[] {
-  const readings = Array.from(input, readItem);
-  const called = new Set<string>();
-  for (const r of readings) if (r.role === "call") called.add(`${r.type} ${r.call.id}`);
+  const read = Array.from(input, readItem);
+  const calls = new ClientCalls();
+  for (const r of read) if (r.role === "call") calls.add(r.type, r.call.id);
   const hosted = new Set<string | undefined>();
   let unseen = continues;
-  /** Each `call_id` → the one call type its items have, or `null` when they have several. */
-  const typeOfId = new Map<string, CallType | null>();
-  /** The outputs that pass through: a hosted shell call's, and those whose call the API holds. */
-  const kept = readings.map((reading): Reading | undefined => {
-    if (reading.role === "reference") unseen = true;
-    if (reading.role === "model") hosted.add(reading.hostedCallId);
-    if (reading.role !== "call" && reading.role !== "output") return undefined;
-    const id = reading.role === "call" ? reading.call.id : reading.callId;
-    if (id === undefined) return undefined;
-    const key = `${reading.type} ${id}`;
-    if (reading.role === "output" && reading.type === "shell_call" && hosted.has(id)) return MODEL;
-    if (reading.role === "output" && unseen && !called.has(key)) return OTHER;
-    const known = typeOfId.get(id);
-    typeOfId.set(id, known === undefined || known === reading.type ? reading.type : null);
-    return undefined;
-  });
-  const callIds = new Map<string, string>();
-  // An output without a `call_id` answers nothing: it is told apart from every call.
-  const told = (type: CallType, id: string | undefined, output = false) => {
-    if ((id === undefined && !output) || (id !== undefined && typeOfId.get(id) !== null)) return id;
-    callIds.set(`${id ?? ""} (${type})`, id ?? "");
-    return `${id ?? ""} (${type})`;
-  };
-  const engineReadings = readings.map((r, index): Reading => {
-    if (r.role === "call") return { ...r, call: { ...r.call, id: told(r.type, r.call.id) } };
+  const readings = read.map((r): Reading => {
+    if (r.role === "reference") unseen = true;
+    if (r.role === "model") hosted.add(r.hostedCallId);
     if (r.role !== "output") return r;
-    return kept[index] ?? { ...r, callId: told(r.type, r.callId, true) };
+    // A server tool search's output, and a hosted shell call's, are the API's; an output whose
+    // call the API may hold passes through.
+    if (!calls.answers(r.type, r.callId, r.answersClient)) return MODEL;
+    const answering = r.answersClient ? r : { ...r, answersClient: true };
+    if (r.callId === undefined) return answering;
+    if (r.type === "shell_call" && hosted.has(r.callId)) return MODEL;
+    return unseen && !calls.has(r.type, r.callId) ? OTHER : answering;
   });
-  const entries: Entry[] = [];
-  for (let index = 0; index < input.length; ) {
-    const reading = readings[index] as Reading;
-    let end = index;
-    for (let next = index + 1; reading.role === "call" && next < input.length; next++) {
-      const role = (engineReadings[next] as Reading).role;
-      if (role === "call") end = next;
-      else if (role !== "model") break;
-    }
-    const turn = engineReadings.slice(index, end + 1);
-    const calls = turn.flatMap((r) => (r.role === "call" ? [r.call] : []));
+  const ids = new EngineCallIds(
+    readings.flatMap((r) => {
+      if (r.role === "call") return [{ type: r.type, id: r.call.id }];
+      return r.role === "output" ? [{ type: r.type, id: r.callId }] : [];
+    }),
+  );
+  const engineReadings = readings.map((r): Reading => {
+    if (r.role === "call")
+      return { ...r, call: { ...r.call, id: ids.engineId(r.type, r.call.id) } };
+    // An output without a `call_id` answers nothing: it is told apart from every call.
+    return r.role === "output" ? { ...r, callId: ids.engineId(r.type, r.callId, true) } : r;
+  });
+  const places = engineReadings.map((r) =>
+    r.role === "call" ? "call" : r.role === "model" ? "between" : "other",
+  );
+  return turnRanges(places).map(([start, end]) => {
+    const turn = engineReadings.slice(start, end);
+    const first = turn[0] as Reading;
+    const turnCalls = turn.flatMap((r) => (r.role === "call" ? [r.call] : []));
     const part =
-      reading.role === "call" ? { role: "assistant" as const, calls } : partOf(turn[0] as Reading);
-    entries.push(new Entry(input.slice(index, end + 1), turn, part, callIds));
-    index = end + 1;
-  }
-  return entries;
+      first.role === "call" ? { role: "assistant" as const, calls: turnCalls } : partOf(first);
+    return new Entry(input.slice(start, end), turn, part, ids);
+  });
 }
 
 /**
@@ -314,13 +274,22 @@ function entriesOf(input: readonly unknown[], continues: boolean): Entry[] {
  * output gets one right after its turn, of the type the call needs (with the placeholder text,
  * or for a computer call a blank screenshot, the only output it takes); misplaced outputs are
  * moved back, orphans (and outputs without a `call_id`) dropped, calls without one, or with one
- * another call of their turn has, given one, as the options say. Same engine, policy, logging and telemetry as the
- * `createAgent` middleware; `window` counts items, a turn's calls as one. Items that needed
- * nothing come back as the same objects; the input array itself when nothing needed repair.
+ * another call of their turn has, given one, as the options say. Same engine, policy, logging
+ * and telemetry as the `createAgent` middleware. `window` counts the input's entries as the
+ * engine reads them: one per item, but one per turn, a turn being consecutive calls with the
+ * reasoning, messages and other items of the model's own that stand between them. Items that
+ * needed nothing come back as the same objects; the input array itself when nothing needed repair.
  *
  * Only the calls the application runs are answered (the module's list); built-in tools, MCP,
- * reasoning, messages and item references pass through. Items take no extra fields, so
- * `markSynthetic` marks nothing here; `repairs` lists every placeholder by `outputIndex`.
+ * reasoning, messages and item references pass through. An output answers a call of its own
+ * type: a tool search output answers a client tool search call with its `call_id`, whether or not
+ * it says `execution: "client"`. Items take no extra fields, so `markSynthetic` marks nothing
+ * here; `repairs` lists every placeholder by `outputIndex`. Tools offered by their `type` alone
+ * (`computer_use_preview`, `shell`, …) are labelled as their calls are named (`computer_use`, …).
+ *
+ * Fail-open: an input it cannot read is logged, counted as `failed_open`, and comes back as it
+ * is; a failure writing the repair back is logged, and the input comes back as it is (the call is
+ * counted once, as the engine found it).
  *
  * @param options - the shared options, validated once per options object (keep one)
  * @param context - `threadId`, `model`, `tools`, `locale`, and `continuesStoredResponse`
@@ -341,19 +310,24 @@ export function repairResponsesInput<M>(
   context?: ResponsesRepairContext,
 ): FormatRepairResult<M | ResponsesPlaceholderItem> {
   type Result = FormatRepairResult<M | ResponsesPlaceholderItem>;
+  const repairer = repairerOf(FORMAT_NAME, options);
+  const settings: ResponsesRepairContext = { ...context, tools: withToolNames(context?.tools) };
+  const unchanged: Result = { messages: items as M[], repairs: [] };
   let entries: Entry[];
   try {
-    entries = entriesOf(items, context?.continuesStoredResponse === true);
-  } catch {
-    // An item that cannot be read: the format reads each item again, and fails open on it.
-    return repairInFormat(openAIResponsesFormat, items, options, context) as Result;
+    entries = entriesOf(items, settings.continuesStoredResponse === true);
+  } catch (error) {
+    const readable = Array.isArray(items) ? items : [];
+    recordFailedOpen(repairer, formatRequestOf(openAIResponsesFormat, readable, settings), error);
+    return unchanged;
   }
-  const repaired = repairInFormat(openAIResponsesFormat, entries, options, context);
+  const { repaired } = prepareInFormat(openAIResponsesFormat, entries, options, settings, repairer);
   if (repaired.messages === entries) return { messages: items as M[], repairs: repaired.repairs };
   try {
     return itemsOf(entries, repaired) as Result;
-  } catch {
-    return { messages: items as M[], repairs: [] };
+  } catch (error) {
+    logFailedOpen(repairer, "messages", error);
+    return unchanged;
   }
 }
 
@@ -362,15 +336,15 @@ function itemsOf(entries: readonly Entry[], { messages, repairs }: FormatRepairR
   const starts = startsOf(entries);
   const outStarts = startsOf(messages);
   const given = new Map<Entry, readonly string[]>();
-  for (const m of messages) if (m instanceof Entry && m.from) given.set(m.from, m.ids);
-  const callIds = entries[0]?.callIds ?? NO_IDS;
+  for (const m of messages) if (m instanceof Entry && m.from) given.set(m.from, m.given);
+  const ids = entries[0]?.ids ?? NO_IDS;
   return {
     messages: messages.flatMap((message) => (message instanceof Entry ? message.items : [message])),
     repairs: repairs.map(({ ...repair }: Mutable<ToolCallRepair>) => {
       const { callIndex, resultIndex, outputIndex, toolCallId } = repair;
       const entry = callIndex === undefined ? undefined : entries[callIndex];
       const offset = entry === undefined ? 0 : callOffset(entry, toolCallId, given.get(entry));
-      repair.toolCallId = callIds.get(toolCallId) ?? toolCallId;
+      repair.toolCallId = ids.nativeId(toolCallId);
       if (callIndex !== undefined) repair.callIndex = (starts[callIndex] as number) + offset;
       if (resultIndex !== undefined) repair.resultIndex = starts[resultIndex];
       const output = outputIndex === undefined ? undefined : messages[outputIndex];

@@ -22,7 +22,12 @@
  * joined into one, so it is read and written by the grouped writer `repairModelMessages` uses too
  * (`src/formats/grouped.ts`).
  */
-import { AI_SDK_MARKER_KEY, type ModelToolResultPlaceholder } from "../formats/ai-sdk.js";
+import {
+  type ModelToolResultPlaceholder,
+  modelPlaceholderPart,
+  providerExecutedCallIds,
+  toolSegmentsOf,
+} from "../formats/ai-sdk.js";
 import { groupedFormat, type Segment, withCallIds } from "../formats/grouped.js";
 import type { FormatCall, MessageFormat, MessagePart } from "../formats/message-format.js";
 import { listOf, recordOf, stringOrUndefined } from "../formats/read.js";
@@ -222,42 +227,6 @@ function callsOf(pieces: readonly unknown[]): FormatCall[] {
   return calls;
 }
 
-/**
- * A tool message's segments: each `tool-result` part on its own, in order, then every other part
- * (approval responses, and the results of calls the provider runs) as one segment after them. The
- * AI SDK puts the approval responses of a step before the results of the client's tools it ran
- * after the approval; read where they stand, they would part a call from its result, and a sound
- * prompt would count as repaired.
- */
-function toolSegmentsOf(
-  pieces: readonly unknown[],
-  providerCallIds: ReadonlySet<string>,
-): readonly Segment[] {
-  const segments: Segment[] = [];
-  const others: unknown[] = [];
-  for (const piece of pieces) {
-    const fields = recordOf(piece);
-    const toolCallId = stringOrUndefined(fields?.toolCallId);
-    if (
-      fields?.type !== "tool-result" ||
-      (toolCallId !== undefined && providerCallIds.has(toolCallId))
-    ) {
-      others.push(piece);
-      continue;
-    }
-    const part: MessagePart = {
-      role: "tool",
-      toolCallId,
-      toolName: stringOrUndefined(fields.toolName),
-    };
-    segments.push({ part, pieces: [piece] });
-  }
-  if (others.length > 0 || segments.length === 0) {
-    segments.push({ part: OTHER_PART, pieces: others });
-  }
-  return segments;
-}
-
 function segmentsOf(message: unknown, providerCallIds: ReadonlySet<string>): readonly Segment[] {
   const fields = recordOf(message);
   switch (fields?.role) {
@@ -266,7 +235,7 @@ function segmentsOf(message: unknown, providerCallIds: ReadonlySet<string>): rea
       return [{ part: { role: "assistant", calls: callsOf(pieces) }, pieces }];
     }
     case "tool":
-      return toolSegmentsOf(listOf(fields.content), providerCallIds);
+      return toolSegmentsOf(listOf(fields.content), { providerCallIds });
     case "user":
       return USER;
     case "system":
@@ -288,20 +257,7 @@ function promptFormatWith(providerCallIds: ReadonlySet<string>): MessageFormat<P
       role: "tool",
       content: [...(pieces as PromptPart[])],
     }),
-    placeholderPiece: (placeholder): ModelToolResultPlaceholder => {
-      const part: ModelToolResultPlaceholder = {
-        type: "tool-result",
-        toolCallId: placeholder.toolCallId,
-        toolName: placeholder.toolName,
-        output: { type: "error-text", value: placeholder.text },
-      };
-      if (placeholder.synthetic) {
-        part.providerOptions = {
-          [AI_SDK_MARKER_KEY]: { synthetic: true, reason: placeholder.reason },
-        };
-      }
-      return part;
-    },
+    placeholderPiece: modelPlaceholderPart,
     resultPieceWithId: (piece, toolCallId) => ({ ...recordOf(piece), toolCallId }),
     callsWithIds: (message, ids, names) =>
       withCallIds(message, ids, names, isCall, { id: "toolCallId", name: "toolName" }),
@@ -335,32 +291,6 @@ function promptFormatWith(providerCallIds: ReadonlySet<string>): MessageFormat<P
 export const languageModelPromptFormat: MessageFormat<PromptMessage> = promptFormatWith(NO_IDS);
 
 /**
- * The ids of the calls the provider runs, but those a call of the client shares: the tool-message
- * results of these ids answer the provider's calls (an `execution-denied` result, when their
- * approval was denied). Never throws: a prompt that cannot be read has none.
- */
-function providerCallIdsOf(prompt: readonly unknown[]): ReadonlySet<string> {
-  const provider = new Set<string>();
-  const client = new Set<string>();
-  try {
-    for (const message of prompt) {
-      const fields = recordOf(message);
-      if (fields?.role !== "assistant") continue;
-      for (const piece of listOf(fields.content)) {
-        const part = recordOf(piece);
-        const id = part?.type === "tool-call" ? stringOrUndefined(part.toolCallId) : undefined;
-        if (id !== undefined) (part?.providerExecuted === true ? provider : client).add(id);
-      }
-    }
-  } catch {
-    // The repair reads the prompt again, and reports what cannot be read.
-    return NO_IDS;
-  }
-  for (const id of client) provider.delete(id);
-  return provider;
-}
-
-/**
  * The format to repair this prompt with: {@link languageModelPromptFormat}, reading a tool-message
  * result of a call the provider runs as a part of the tool message to leave alone, not as a
  * result. When an approval of a provider-executed call (an MCP tool) is denied, the AI SDK answers
@@ -376,6 +306,6 @@ function providerCallIdsOf(prompt: readonly unknown[]): ReadonlySet<string> {
 export function languageModelPromptFormatOf(
   prompt: readonly PromptMessage[],
 ): MessageFormat<PromptMessage> {
-  const ids = providerCallIdsOf(prompt);
+  const ids = providerExecutedCallIds(prompt);
   return ids.size === 0 ? languageModelPromptFormat : promptFormatWith(ids);
 }

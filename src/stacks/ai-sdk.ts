@@ -21,7 +21,7 @@ import { logFailedOpen } from "../attach/logging.js";
 import { type ToolCallRepairOptions, toolCallRepairOptionsSchema } from "../attach/options.js";
 import { recordFailedOpen, repairerFrom } from "../attach/repairer.js";
 import { optionsError } from "../core/errors.js";
-import { type ModelToolMessage, modelMessageFormat } from "../formats/ai-sdk.js";
+import { type ModelToolMessage, modelMessageFormatOf } from "../formats/ai-sdk.js";
 import {
   formatRequestOf,
   PLAIN_MESSAGES,
@@ -340,7 +340,7 @@ export function toolCallRepairMiddleware(
       try {
         const { threadId, locale } = context ?? {};
         return prepareInFormat(
-          modelMessageFormat,
+          modelMessageFormatOf(messages),
           messages,
           undefined,
           { threadId, locale },

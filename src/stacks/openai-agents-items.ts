@@ -9,9 +9,9 @@
  * server tool search; a shell in its container), MCP approval requests (a person's decision, which
  * no placeholder may make), reasoning, compaction, messages and `unknown` items. Consecutive calls
  * (with reasoning, an assistant message or the provider's items between them) are one turn,
- * answered by the results after it in any order, as the Responses API and the SDK take them.
+ * answered by the results after it in any order, as the Responses API and the SDK take them. What
+ * these items share with the Responses API's is `src/formats/openai-tool-items.ts`'s.
  */
-import { BLANK_SCREENSHOT } from "../core/placeholder-message.js";
 import type {
   FormatCall,
   MessageFormat,
@@ -20,22 +20,17 @@ import type {
   RepairedItem,
   WrittenMessage,
 } from "../formats/message-format.js";
+import {
+  AGENT_ITEMS,
+  ClientCalls,
+  EngineCallIds,
+  namelessCallName,
+  placeholderFields,
+  runsOnClient,
+  type ToolCallType,
+  turnRanges,
+} from "../formats/openai-tool-items.js";
 import { isParsableJson, recordOf, stringOrUndefined } from "../formats/read.js";
-import { CALL_TOOL_NAMES } from "./openai-agents-run.js";
-
-/** The calls the application runs, the item type that answers each, the name of a nameless one. */
-const CALLS = {
-  function_call: { result: "function_call_result", name: undefined },
-  computer_call: { result: "computer_call_result", name: CALL_TOOL_NAMES.computer },
-  shell_call: { result: "shell_call_output", name: CALL_TOOL_NAMES.shell },
-  apply_patch_call: { result: "apply_patch_call_output", name: CALL_TOOL_NAMES.apply_patch },
-  tool_search_call: { result: "tool_search_output", name: "tool_search" },
-} as const;
-type CallType = keyof typeof CALLS;
-
-const CALL_OF_RESULT: ReadonlyMap<string, CallType> = new Map(
-  Object.entries(CALLS).map(([call, { result }]) => [result, call as CallType]),
-);
 
 /** Items the model or the provider produce, which may stand between the calls of one turn. */
 const MODEL_ITEMS: ReadonlySet<string> = new Set(
@@ -43,14 +38,19 @@ const MODEL_ITEMS: ReadonlySet<string> = new Set(
   shell_call shell_call_output`.split(/\s+/),
 );
 
-/** What one item is to the repair: a call or a result of a call type, or another role. */
+/**
+ * What one item is to the repair: a call or a result of a call type, or another role. A result's
+ * `answersClient` is whether it answers a call the application runs: by its own `execution` as
+ * read alone, by its call once the input is read.
+ */
 type Reading =
   | {
       readonly role: "call" | "result";
-      readonly type: CallType;
+      readonly type: ToolCallType;
       readonly id: string | undefined;
       readonly name: string | undefined;
       readonly invalidArguments?: boolean;
+      readonly answersClient?: boolean;
     }
   | { readonly role: "model" | "assistant" | "user" | "system" | "other" };
 
@@ -72,11 +72,6 @@ function providerDataOf(fields: Record<string, unknown>): Record<string, unknown
   return recordOf(fields.providerData);
 }
 
-/** Whether a tool search item is the client's to run, as the SDK tells (its `execution`). */
-function isClientToolSearch(fields: Record<string, unknown>): boolean {
-  return (fields.execution ?? providerDataOf(fields)?.execution) === "client";
-}
-
 /** The key a tool search item keeps its call id under, in the order the SDK reads them. */
 function toolSearchIdKey(fields: Record<string, unknown>): "providerData" | "call_id" | "callId" {
   const data = providerDataOf(fields);
@@ -84,7 +79,7 @@ function toolSearchIdKey(fields: Record<string, unknown>): "providerData" | "cal
   return stringOrUndefined(fields.call_id) !== undefined ? "call_id" : "callId";
 }
 
-function callIdOf(fields: Record<string, unknown>, type: CallType): string | undefined {
+function callIdOf(fields: Record<string, unknown>, type: ToolCallType): string | undefined {
   if (type !== "tool_search_call") return stringOrUndefined(fields.callId);
   const key = toolSearchIdKey(fields);
   if (key !== "providerData") return stringOrUndefined(fields[key]);
@@ -93,7 +88,7 @@ function callIdOf(fields: Record<string, unknown>, type: CallType): string | und
 }
 
 /** An item with another call id, written where the item keeps it; the item itself is unchanged. */
-function withCallId(fields: Record<string, unknown>, type: CallType, id: string) {
+function withCallId(fields: Record<string, unknown>, type: ToolCallType, id: string) {
   if (type !== "tool_search_call") return { ...fields, callId: id };
   const key = toolSearchIdKey(fields);
   if (key !== "providerData") return { ...fields, [key]: id };
@@ -111,63 +106,29 @@ function readItem(item: unknown, hostedShell: boolean): Reading {
     return (typeof role === "string" && Object.hasOwn(MESSAGES, role) && MESSAGES[role]) || OTHER;
   }
   if (typeof type !== "string") return OTHER;
-  const providers =
-    (type.startsWith("tool_search") && !isClientToolSearch(fields)) ||
-    (type.startsWith("shell_call") && hostedShell);
-  const answers = providers ? undefined : CALL_OF_RESULT.get(type);
-  if (answers !== undefined) {
-    const name = stringOrUndefined(fields.name);
-    return { role: "result", type: answers, id: callIdOf(fields, answers), name };
+  const kind = AGENT_ITEMS.kinds.get(type);
+  if (kind === undefined || (kind.type === "shell_call" && hostedShell)) {
+    return MODEL_ITEMS.has(type) ? MODEL : OTHER;
   }
-  if (providers || !Object.hasOwn(CALLS, type)) return MODEL_ITEMS.has(type) ? MODEL : OTHER;
-  const callType = type as CallType;
+  // The SDK keeps a tool search's execution on the item, or in its provider data.
+  const execution = fields.execution ?? providerDataOf(fields)?.execution;
+  const [answersClient, id] = [runsOnClient(kind.type, execution), callIdOf(fields, kind.type)];
+  const name = stringOrUndefined(fields.name);
+  if (kind.role === "output") return { role: "result", type: kind.type, id, name, answersClient };
+  if (!answersClient) return MODEL;
   const args = fields.arguments;
   return {
     role: "call",
-    type: callType,
-    id: callIdOf(fields, callType),
-    name: CALLS[callType].name ?? stringOrUndefined(fields.name),
+    type: kind.type,
+    id,
+    name: namelessCallName(kind.type) ?? name,
     invalidArguments:
-      callType === "function_call" && typeof args === "string" && !isParsableJson(args),
+      kind.type === "function_call" && typeof args === "string" && !isParsableJson(args),
   };
 }
 
-/**
- * The `callId`s of one input that items of two call types share, told apart for the engine by
- * their type (the SDK pairs a result with a call of its own type), and back.
- */
-class CallIds {
-  readonly #shared: ReadonlySet<string>;
-  readonly #native = new Map<string, string>();
-
-  constructor(readings: readonly Reading[]) {
-    const typeOf = new Map<string, CallType | null>();
-    for (const reading of readings) {
-      if ((reading.role !== "call" && reading.role !== "result") || reading.id === undefined) {
-        continue;
-      }
-      const known = typeOf.get(reading.id);
-      typeOf.set(reading.id, known === undefined || known === reading.type ? reading.type : null);
-    }
-    this.#shared = new Set([...typeOf].filter(([, type]) => type === null).map(([id]) => id));
-  }
-
-  /** The id the engine knows a call or result by. */
-  engineId(type: CallType, id: string | undefined): string | undefined {
-    if (id === undefined || !this.#shared.has(id)) return id;
-    const engineId = `${id} (${type})`;
-    this.#native.set(engineId, id);
-    return engineId;
-  }
-
-  /** The `callId` to write for an id of the engine's (one it assigned is written as it is). */
-  callIdOf(engineId: string): string {
-    return this.#native.get(engineId) ?? engineId;
-  }
-}
-
 /** The ids of an input where no two call types share one. */
-const NO_IDS = new CallIds([]);
+const NO_IDS = new EngineCallIds([]);
 
 /**
  * One message as the engine reads it: an item, or the calls of one turn with the model's items
@@ -192,47 +153,59 @@ class ReadTurn implements Turn {
     readonly items: readonly unknown[],
     readonly readings: readonly Reading[],
     readonly part: MessagePart,
-    readonly ids: CallIds,
+    readonly ids: EngineCallIds,
   ) {}
 }
 
 /**
  * An input's turns, for {@link agentItemsFormat}: one per item, but one for the consecutive calls
- * of a turn. An input that holds nothing the model produced (no call, no assistant message, no
- * reasoning) is the part of a conversation the provider keeps (`previousResponseId`,
- * `conversationId`): its results answer calls the provider holds, and pass on as they are rather
- * than being dropped as orphans.
+ * of a turn. A result answers a call of its own type, whatever its own `execution` says. A result
+ * whose call the input does not hold may answer one the provider keeps (`previousResponseId`,
+ * `conversationId`, where the SDK sends only the new results): `continues` says whether to pass
+ * such results on as they are (`true`), to drop them as orphans (`false`, the input is the whole
+ * history), or (`"auto"`) to pass them on only when the input holds nothing the model produced
+ * (no call, no assistant message, no reasoning), which is what the SDK sends then.
  *
  * @param hostedShell - the agent's shell runs in the provider's container: its calls pass through
  * @example
  * ```ts
- * const turns = turnsOf(modelData.input, hasHostedShell(agent));
+ * const turns = turnsOf(modelData.input, hasHostedShell, "auto");
  * ```
  */
-export function turnsOf(input: readonly unknown[], hostedShell = false): Turn[] {
-  const readings = Array.from(input, (item) => readItem(item, hostedShell));
-  const ids = new CallIds(readings);
+export function turnsOf(
+  input: readonly unknown[],
+  hostedShell = false,
+  continues: boolean | "auto" = "auto",
+): Turn[] {
+  const read = Array.from(input, (item) => readItem(item, hostedShell));
+  const calls = new ClientCalls();
+  for (const r of read) if (r.role === "call") calls.add(r.type, r.id);
+  const readings = read.map((r): Reading => {
+    if (r.role !== "result" || r.answersClient) return r;
+    // A server tool search's result is the provider's.
+    return calls.has(r.type, r.id) ? { ...r, answersClient: true } : MODEL;
+  });
   const modelMade = readings.some(
-    (reading) =>
-      reading.role === "call" || reading.role === "model" || reading.role === "assistant",
+    ({ role }) => role === "call" || role === "model" || role === "assistant",
   );
-  const turns: Turn[] = [];
-  for (let index = 0; index < input.length; ) {
-    const reading = readings[index] as Reading;
-    let end = index;
-    for (let next = index + 1; reading.role === "call" && next < input.length; next++) {
-      const role = (readings[next] as Reading).role;
-      if (role === "call") end = next;
-      else if (role !== "model" && role !== "assistant") break;
-    }
-    const turn = readings.slice(index, end + 1);
-    turns.push(new ReadTurn(input.slice(index, end + 1), turn, partOf(turn, ids, modelMade), ids));
-    index = end + 1;
-  }
-  return turns;
+  const kept = continues === true || (continues === "auto" && !modelMade) ? calls : undefined;
+  const ids = new EngineCallIds(
+    readings.flatMap((r) => (r.role === "call" || r.role === "result" ? [r] : [])),
+  );
+  const places = readings.map(({ role }) =>
+    role === "call" ? "call" : role === "model" || role === "assistant" ? "between" : "other",
+  );
+  return turnRanges(places).map(([start, end]) => {
+    const turn = readings.slice(start, end);
+    return new ReadTurn(input.slice(start, end), turn, partOf(turn, ids, kept), ids);
+  });
 }
 
-function partOf(turn: readonly Reading[], ids: CallIds, modelMade: boolean): MessagePart {
+/**
+ * @param kept - the input's calls, when a result none of them has passes on as it is (its call
+ *   may be the provider's)
+ */
+function partOf(turn: readonly Reading[], ids: EngineCallIds, kept?: ClientCalls): MessagePart {
   const first = turn[0] as Reading;
   switch (first.role) {
     case "call": {
@@ -245,7 +218,7 @@ function partOf(turn: readonly Reading[], ids: CallIds, modelMade: boolean): Mes
       return { role: "assistant", calls };
     }
     case "result":
-      if (!modelMade) return OTHER_PART;
+      if (kept !== undefined && !kept.has(first.type, first.id)) return OTHER_PART;
       return { role: "tool", toolCallId: ids.engineId(first.type, first.id), toolName: first.name };
     case "assistant":
       return NO_CALLS;
@@ -255,6 +228,27 @@ function partOf(turn: readonly Reading[], ids: CallIds, modelMade: boolean): Mes
     default:
       return OTHER_PART;
   }
+}
+
+/**
+ * The calls of a turn as the SDK's items hold them: type, `callId` and name, and the id the
+ * engine knows each by (its `callId`, told apart by type when two call types share it).
+ *
+ * @example
+ * ```ts
+ * callsOfTurn(turnsOf([functionCall])[0]); // [{ type: "function_call", callId: "call_1", id: "call_1", name: "search" }]
+ * ```
+ */
+export function callsOfTurn(
+  turn: Turn,
+): { type: ToolCallType; callId: string; id: string; name: string | undefined }[] {
+  if (!(turn instanceof ReadTurn)) return [];
+  return turn.readings.flatMap((r) => {
+    if (r.role !== "call" || r.id === undefined) return [];
+    return [
+      { type: r.type, callId: r.id, id: turn.ids.engineId(r.type, r.id) ?? r.id, name: r.name },
+    ];
+  });
 }
 
 /** The call's own fields its answer repeats: who called it (a program), and its namespace. */
@@ -267,53 +261,11 @@ function repeated(call: Record<string, unknown> | undefined, namespace = false) 
   };
 }
 
-type Call = Record<string, unknown> | undefined;
-
-/** The placeholder of each call type: its answer item, with the text where the item has room. */
-const PLACEHOLDERS = {
-  function_call: (callId: string, { toolName, text }: PlaceholderResult, call: Call) => ({
-    type: "function_call_result" as const,
-    callId,
-    name: toolName,
-    status: "completed" as const,
-    output: text,
-    ...repeated(call, true),
-  }),
-  // A computer call takes nothing but a screenshot: the model sees a blank screen.
-  computer_call: (callId: string) => ({
-    type: "computer_call_result" as const,
-    callId,
-    output: { type: "computer_screenshot" as const, data: BLANK_SCREENSHOT },
-  }),
-  shell_call: (callId: string, { text }: PlaceholderResult, call: Call) => ({
-    type: "shell_call_output" as const,
-    callId,
-    output: [{ stdout: "", stderr: text, outcome: { type: "exit" as const, exitCode: 1 } }],
-    ...repeated(call),
-  }),
-  apply_patch_call: (callId: string, { text }: PlaceholderResult, call: Call) => ({
-    type: "apply_patch_call_output" as const,
-    callId,
-    status: "failed" as const,
-    output: text,
-    ...repeated(call),
-  }),
-  // No tools found: the output has no room for text.
-  tool_search_call: (callId: string) => ({
-    type: "tool_search_output" as const,
-    callId,
-    execution: "client" as const,
-    status: "completed" as const,
-    tools: [] as never[],
-  }),
-} satisfies Record<
-  CallType,
-  (callId: string, placeholder: PlaceholderResult, call: Call) => object
->;
-
 /**
  * The SDK items the placeholders are, by the type of the call they answer: each valid under the
- * SDK's protocol schema, and accepted by its converters and by the Responses API.
+ * SDK's protocol schema, and accepted by its converters and by the Responses API. Their payloads
+ * are the Responses API's in the SDK's spelling (`openai-tool-items.ts`); a function call's result
+ * names its tool, and each repeats its call's caller (and a function call's namespace).
  *
  * @example
  * ```ts
@@ -323,7 +275,47 @@ const PLACEHOLDERS = {
  * };
  * ```
  */
-export type AgentItemPlaceholder = ReturnType<(typeof PLACEHOLDERS)[CallType]>;
+export type AgentItemPlaceholder = { callId: string } & (
+  | {
+      type: "function_call_result";
+      name: string | undefined;
+      status: "completed";
+      output: string;
+      namespace?: string;
+      caller?: Record<string, unknown>;
+    }
+  | { type: "computer_call_result"; output: { type: "computer_screenshot"; data: string } }
+  | {
+      type: "shell_call_output";
+      output: { stdout: string; stderr: string; outcome: { type: "exit"; exitCode: number } }[];
+      caller?: Record<string, unknown>;
+    }
+  | {
+      type: "apply_patch_call_output";
+      status: "failed";
+      output: string;
+      caller?: Record<string, unknown>;
+    }
+  | { type: "tool_search_output"; execution: "client"; status: "completed"; tools: never[] }
+);
+
+/** The placeholder that answers a call of this type (`call`, its item, when the input has it). */
+function placeholderOf(
+  type: ToolCallType,
+  callId: string,
+  { toolName, text }: PlaceholderResult,
+  call: Record<string, unknown> | undefined,
+): AgentItemPlaceholder {
+  const named = type === "function_call" ? { name: toolName, status: "completed" } : {};
+  const calls = type === "function_call" || type === "shell_call" || type === "apply_patch_call";
+  return {
+    type: AGENT_ITEMS.answers[type],
+    callId,
+    ...named,
+    ...placeholderFields(AGENT_ITEMS, type, text),
+    ...(calls && repeated(call, type === "function_call")),
+  } as AgentItemPlaceholder;
+}
 
 /**
  * The OpenAI Agents SDK's input items as the engine reads and writes them, over the turns of
@@ -345,22 +337,25 @@ export const agentItemsFormat: MessageFormat<Turn> = Object.freeze({
 });
 
 function write(items: readonly RepairedItem<Turn>[]): WrittenMessage<Turn>[] {
-  let ids: CallIds | undefined;
+  let ids: EngineCallIds | undefined;
   for (const item of items) {
     if (item.kind !== "placeholder" && item.message instanceof ReadTurn) {
       ids = item.message.ids;
       break;
     }
   }
-  const callIdOf = (engineId: string) => ids?.callIdOf(engineId) ?? engineId;
+  const nativeId = (engineId: string) => ids?.nativeId(engineId) ?? engineId;
   /** The calls met so far, by the engine's id: a placeholder comes after its call. */
-  const calls = new Map<string, { type: CallType; item: Record<string, unknown> | undefined }>();
+  const calls = new Map<
+    string,
+    { type: ToolCallType; item: Record<string, unknown> | undefined }
+  >();
   return items.map((item, index): WrittenMessage<Turn> => {
     if (item.kind === "placeholder") {
       const { toolCallId } = item.placeholder;
       const call = calls.get(toolCallId);
       const type = call?.type ?? "function_call";
-      const written = PLACEHOLDERS[type](callIdOf(toolCallId), item.placeholder, call?.item);
+      const written = placeholderOf(type, nativeId(toolCallId), item.placeholder, call?.item);
       const turn = new ReadTurn([written], [readItem(written, false)], OTHER_PART, ids ?? NO_IDS);
       return { message: turn, items: [index] };
     }
@@ -371,14 +366,14 @@ function write(items: readonly RepairedItem<Turn>[]): WrittenMessage<Turn>[] {
       const reading = turn.readings[at] as Reading;
       const fields = recordOf(original);
       if (reading.role === "result" && item.kind === "renamed_result") {
-        return withCallId(fields ?? {}, reading.type, callIdOf(item.toolCallId));
+        return withCallId(fields ?? {}, reading.type, nativeId(item.toolCallId));
       }
       if (reading.role !== "call") return original;
       const k = position++;
       const engineId = item.kind === "renamed_calls" ? item.ids[k] : callsOf(turn.part)[k]?.id;
       if (engineId !== undefined) calls.set(engineId, { type: reading.type, item: fields });
       if (item.kind !== "renamed_calls" || engineId === undefined) return original;
-      const callId = callIdOf(engineId);
+      const callId = nativeId(engineId);
       const name = item.names[k];
       const renames =
         reading.type === "function_call" && name !== undefined && reading.name !== name;

@@ -1,30 +1,16 @@
 /**
  * What the OpenAI Agents SDK filter reads of the run it is called in, without loading the SDK:
- * the agent's model, tools and handoffs, whether its shell runs in the provider's container, the
- * group id of the run's trace, and which tool calls of the input it sees for the first time. Every
- * read is guarded: what cannot be read gives nothing, never an error in the model call.
+ * the agent's name, model, tools and handoffs, whether its shell runs in the provider's container,
+ * the group id of the run's trace, and which tool calls of the input it sees for the first time.
+ * Every read is guarded: what cannot be read gives nothing, never an error in the model call (a
+ * field of the agent that throws is reported, for the filter to log).
  */
 import { type MeterProvider, metrics } from "@opentelemetry/api";
 import { listOf } from "../core/fields.js";
+import { offeredNameOfTool } from "../formats/openai-tool-items.js";
 import { recordOf, stringOrUndefined } from "../formats/read.js";
 import { CountOnceMemory, DEFAULT_COUNT_ONCE_MEMORY } from "../telemetry/count-once.js";
-import type { Turn } from "./openai-agents-items.js";
-
-/**
- * The tool name each nameless kind of call is labelled with (a computer, shell or apply-patch
- * call has no name), by the `type` of the SDK's tool that runs it (`computerTool`, `shellTool`,
- * `applyPatchTool`, named after their defaults): what the offered tools are matched on.
- *
- * @example
- * ```ts
- * CALL_TOOL_NAMES.computer; // "computer_use_preview", whatever the agent's computer tool is named
- * ```
- */
-export const CALL_TOOL_NAMES = Object.freeze({
-  computer: "computer_use_preview",
-  shell: "shell",
-  apply_patch: "apply_patch",
-} as const);
+import { callsOfTurn, type Turn } from "./openai-agents-items.js";
 
 /**
  * What the filter reads of the SDK's `Agent` (its `name`, `model`, `tools` and `handoffs`); an
@@ -42,6 +28,22 @@ export interface AgentLike {
   readonly handoffs?: readonly unknown[];
 }
 
+/**
+ * What the filter reads of the agent of one model call: its name, its model's name, the tools it
+ * offers, and whether its shell runs in the provider's container.
+ *
+ * @example
+ * ```ts
+ * const reading: AgentReading = { name: "support", model: "gpt-4.1", tools: [{ name: "search" }], hostedShell: false };
+ * ```
+ */
+export interface AgentReading {
+  readonly name: string | undefined;
+  readonly model: string | undefined;
+  readonly tools: readonly { name: string }[];
+  readonly hostedShell: boolean;
+}
+
 /** Reads a field, or nothing when reading it throws. */
 function fieldOf(value: unknown, key: string): unknown {
   try {
@@ -52,19 +54,47 @@ function fieldOf(value: unknown, key: string): unknown {
 }
 
 /**
- * The model an agent names: `agent.model` when it is a model's name, else the name a `Model`
- * object holds (`model`, `modelName`, or the Responses model's `_model`). `undefined` when the
- * agent leaves the model to the run (`RunConfig.model`, the SDK's default), which the filter does
- * not see: the `modelName` option names it then.
+ * Reads the agent of a model call, never throwing. A field of the agent that cannot be read (a
+ * getter that throws, a revoked proxy) reads as absent, and its error goes to `onFailure`; a
+ * tool, handoff or model object that cannot be read gives nothing. The model is `agent.model` when
+ * it is a model's name, else the name a `Model` object holds (`model`, `modelName`, or the
+ * Responses model's `_model`); `undefined` when the agent leaves it to the run (`RunConfig.model`,
+ * the SDK's default), which the filter does not see: the `modelName` option names it then.
  *
  * @example
  * ```ts
- * modelNameOf({ model: "gpt-4.1" }); // "gpt-4.1"
- * modelNameOf({ model: "" }); // undefined: the run's default model
+ * readAgent({ name: "support", model: "gpt-4.1", tools: [] }, console.error).model; // "gpt-4.1"
+ * readAgent({ model: "" }, console.error).model; // undefined: the run's default model
  * ```
  */
-export function modelNameOf(agent: unknown): string | undefined {
-  const model = fieldOf(agent, "model");
+export function readAgent(agent: unknown, onFailure: (error: unknown) => void): AgentReading {
+  const field = (key: keyof AgentLike) => {
+    try {
+      return recordOf(agent)?.[key];
+    } catch (error) {
+      onFailure(error);
+      return undefined;
+    }
+  };
+  const [name, model, tools, handoffs] = [
+    field("name"),
+    field("model"),
+    field("tools"),
+    field("handoffs"),
+  ];
+  return {
+    name: stringOrUndefined(name),
+    model: modelNameOf(model),
+    tools: offeredToolsOf(
+      typeof agent === "object" && agent !== null ? agent : undefined,
+      tools,
+      handoffs,
+    ),
+    hostedShell: hasHostedShell(tools),
+  };
+}
+
+function modelNameOf(model: unknown): string | undefined {
   if (typeof model === "string") return stringOrUndefined(model);
   for (const key of ["model", "modelName", "_model"]) {
     const name = stringOrUndefined(fieldOf(model, key));
@@ -80,32 +110,25 @@ const offered = new WeakMap<
 >();
 
 /**
- * The tools an agent offers, as the telemetry labels calls: each tool's `name` (a computer, shell
- * or apply-patch tool under the name its nameless calls are given, see `CALL_TOOL_NAMES`), and
- * each handoff's tool name (a `Handoff`'s `toolName`, an agent's `transfer_to_<name>` as the SDK
- * makes it). The same list for the same arrays, so that the telemetry reads it once.
- *
- * @example
- * ```ts
- * offeredToolsOf({ tools: [searchTool], handoffs: [billingAgent] });
- * // [{ name: "search" }, { name: "transfer_to_billing" }]
- * ```
+ * The tools an agent offers, as the telemetry labels calls: each tool's `name` (a tool offered by
+ * its `type` alone, the computer, shell and apply-patch tools, under the name its nameless calls
+ * are given: `offeredNameOfTool`), and each handoff's tool name (a `Handoff`'s `toolName`, an
+ * agent's `transfer_to_<name>` as the SDK makes it). The same list for the same arrays, so that
+ * the telemetry reads it once.
  */
-export function offeredToolsOf(agent: unknown): readonly { name: string }[] {
-  const tools = fieldOf(agent, "tools");
-  const handoffs = fieldOf(agent, "handoffs");
-  const key = recordOf(agent);
-  const known = key === undefined ? undefined : offered.get(key);
+function offeredToolsOf(
+  agent: object | undefined,
+  tools: unknown,
+  handoffs: unknown,
+): readonly { name: string }[] {
+  const known = agent === undefined ? undefined : offered.get(agent);
   if (known !== undefined && known.tools === tools && known.handoffs === handoffs) {
     return known.names;
   }
   const names: { name: string }[] = [];
   for (const tool of listOf(tools)) {
-    const type = fieldOf(tool, "type");
     const name =
-      (typeof type === "string" && Object.hasOwn(CALL_TOOL_NAMES, type)
-        ? CALL_TOOL_NAMES[type as keyof typeof CALL_TOOL_NAMES]
-        : undefined) ?? stringOrUndefined(fieldOf(tool, "name"));
+      offeredNameOfTool(fieldOf(tool, "type")) ?? stringOrUndefined(fieldOf(tool, "name"));
     if (name !== undefined) names.push({ name });
   }
   for (const handoff of listOf(handoffs)) {
@@ -118,21 +141,16 @@ export function offeredToolsOf(agent: unknown): readonly { name: string }[] {
         : `transfer_to_${agentName.replace(/[^a-zA-Z0-9]/g, "_")}`);
     if (name !== undefined) names.push({ name });
   }
-  if (key !== undefined) offered.set(key, { tools, handoffs, names });
+  if (agent !== undefined) offered.set(agent, { tools, handoffs, names });
   return names;
 }
 
 /**
  * Whether the agent's shell tool runs in the provider's hosted container (an `environment` other
  * than `local`), whose shell calls the provider answers itself.
- *
- * @example
- * ```ts
- * hasHostedShell({ tools: [shellTool({ environment: { type: "container_auto" } })] }); // true
- * ```
  */
-export function hasHostedShell(agent: unknown): boolean {
-  for (const tool of listOf(fieldOf(agent, "tools"))) {
+function hasHostedShell(tools: unknown): boolean {
+  for (const tool of listOf(tools)) {
     if (fieldOf(tool, "type") !== "shell") continue;
     const environment = fieldOf(fieldOf(tool, "environment"), "type");
     return environment !== undefined && environment !== "local";
@@ -177,8 +195,9 @@ const sharedSightings = new WeakMap<object, CountOnceMemory>();
 /**
  * The tool calls of model inputs, each seen for the first time once: what the filter counts as the
  * calls the model made, since it never sees the model's answer. A call is one call per thread,
- * call type, `callId`, and how many calls of that type and id come before it in the input (so
- * that a server that reuses short ids such as `call_0` has each of them counted).
+ * call type, `callId`, and how many calls of that type and `callId` come before it in the input
+ * (so that a server that reuses short ids such as `call_0` has each of them counted, and a
+ * function call and a shell call that share an id are two calls).
  *
  * @example
  * ```ts
@@ -201,7 +220,10 @@ export class CallSightings {
     this.#meterProvider = meterProvider;
   }
 
-  /** The calls of these turns not seen before on this thread, as an answer's tool calls. */
+  /**
+   * The calls of these turns not seen before on this thread, as an answer's tool calls (each with
+   * the id the engine knows it by).
+   */
   firstSeen(
     turns: readonly Turn[],
     threadId: string | undefined,
@@ -210,13 +232,13 @@ export class CallSightings {
     const fresh: { id: string; name: string | undefined; args: Record<string, never> }[] = [];
     const seen = new Map<string, number>();
     for (const turn of turns) {
-      if (turn.part.role !== "assistant") continue;
-      for (const call of turn.part.calls) {
-        if (call.id === undefined || call.id === "") continue;
-        const occurrence = seen.get(call.id) ?? 0;
-        seen.set(call.id, occurrence + 1);
-        const key = `${threadId ?? ""}\u0000${call.id}\u0000${occurrence}`;
-        if (memory.firstSighting(key)) fresh.push({ id: call.id, name: call.name, args: {} });
+      for (const { type, callId, id, name } of callsOfTurn(turn)) {
+        // Keyed on the thread, the call's type and `callId`, and its rank among those.
+        const call = `${type}\u0000${callId}`;
+        const rank = seen.get(call) ?? 0;
+        seen.set(call, rank + 1);
+        const key = `${threadId ?? ""}\u0000${call}\u0000${rank}`;
+        if (memory.firstSighting(key)) fresh.push({ id, name, args: {} });
       }
     }
     return fresh;

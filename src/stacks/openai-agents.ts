@@ -34,11 +34,10 @@ import type { FormatRepairContext } from "../formats/message-format.js";
 import { agentItemsFormat, type Turn, turnsOf } from "./openai-agents-items.js";
 import {
   type AgentLike,
+  type AgentReading,
   CallSightings,
   groupIdOfCurrentTrace,
-  hasHostedShell,
-  modelNameOf,
-  offeredToolsOf,
+  readAgent,
 } from "./openai-agents-run.js";
 
 export type {
@@ -99,7 +98,7 @@ export interface InputFilterArgs<D extends ModelInputDataLike = ModelInputDataLi
 export type ThreadIdResolver = (args: InputFilterArgs) => string | undefined;
 
 /** What the filter adds to the options of every attachment. */
-const threadIdOptionShape = {
+const filterOptionsShape = {
   /**
    * The conversation a model call belongs to: recorded as `gen_ai.conversation.id`, and what
    * counts each dangling call and each tool call once. A fixed id, or a function of the filter's
@@ -120,20 +119,49 @@ const threadIdOptionShape = {
     .describe(
       "The conversation of a model call (`gen_ai.conversation.id`, and what counts each call once): a fixed id or a function of `{ context, agent, modelData }`; by default the group id of the run's trace (`RunConfig.groupId`), when tracing is on.",
     ),
+  /**
+   * Whether the run continues a conversation the provider keeps (`previousResponseId`,
+   * `conversationId`), where the SDK sends the model only the new items: a result whose call the
+   * input does not hold then answers a call the provider holds, and passes on as it is. The same
+   * name and meaning as `repairResponsesInput`'s `continuesStoredResponse`.
+   * - `true`: a result whose call is not in the input is always kept.
+   * - `false`: the input is the whole history; such a result is an orphan, and dropped.
+   * - `"auto"`: such results are kept when the input holds nothing the model produced (no call,
+   *   no assistant message, no reasoning), which is what the SDK sends in those runs, and dropped
+   *   otherwise. Safe for both kinds of run: it never drops a result whose call the provider may
+   *   hold, but lets an orphan pass when the input is results and user messages alone.
+   * @default "auto"
+   * @example
+   * ```ts
+   * { continuesStoredResponse: false } // runs that never use previousResponseId or conversationId
+   * ```
+   */
+  continuesStoredResponse: z
+    .union([z.boolean(), z.literal("auto")], { error: 'expected true, false or "auto"' })
+    .optional()
+    .describe(
+      'Whether the run continues a conversation the provider keeps (`previousResponseId`, `conversationId`), so that a result whose call the input does not hold answers a call the provider holds and passes on as it is: `true` always keeps such results, `false` drops them as orphans (the input is the whole history), `"auto"` (the default) keeps them only when the input holds nothing the model produced, as the SDK sends it in those runs.',
+    ),
 };
 
 /**
  * The options of {@link toolCallRepairInputFilter}, defined once: the options of every attachment
- * (`toolCallRepairOptionsShape`), plus `threadId`.
+ * (`toolCallRepairOptionsShape`), plus `threadId` and `continuesStoredResponse`.
+ *
+ * @example
+ * ```ts
+ * toolCallRepairInputFilterOptionsSchema.shape.continuesStoredResponse.description;
+ * ```
  */
 export const toolCallRepairInputFilterOptionsSchema: z.ZodObject<
-  typeof toolCallRepairOptionsShape & typeof threadIdOptionShape,
+  typeof toolCallRepairOptionsShape & typeof filterOptionsShape,
   z.core.$strict
-> = z.strictObject({ ...toolCallRepairOptionsShape, ...threadIdOptionShape });
+> = z.strictObject({ ...toolCallRepairOptionsShape, ...filterOptionsShape });
 
 /**
- * Options of {@link toolCallRepairInputFilter}: those of every attachment, plus `threadId`. Each is
- * documented on its field of {@link toolCallRepairInputFilterOptionsSchema}.
+ * Options of {@link toolCallRepairInputFilter}: those of every attachment, plus `threadId` and
+ * `continuesStoredResponse`. Each is documented on its field of
+ * {@link toolCallRepairInputFilterOptionsSchema}.
  *
  * @example
  * ```ts
@@ -163,6 +191,7 @@ export interface ToolCallRepairInputFilter {
 interface CurrentCall {
   readonly args: InputFilterArgs;
   readonly threadId: string | undefined;
+  readonly agent: AgentReading;
 }
 
 /**
@@ -177,10 +206,13 @@ interface CurrentCall {
  *   approval requests pass through.
  * - A result whose call is missing is dropped, one separated from its call is moved back, and a
  *   call without an id, or with one another call of its turn has, gets one, as the options say.
- *   Results pass on as they are when the input holds nothing the model produced: that is what the
- *   SDK sends for a conversation the provider keeps (`conversationId`, `previousResponseId`).
+ *   A result whose call may be one the provider keeps (`conversationId`, `previousResponseId`)
+ *   passes on as it is, as `continuesStoredResponse` says: by default when the input holds
+ *   nothing the model produced, which is what the SDK sends in those runs. A client tool search's
+ *   output answers its call whatever its own `execution` says.
  * - It records the model call (provider `openai` unless `providerName` says otherwise; the
  *   agent's model, tools, handoffs and name; the thread), its repairs and each dangling call once.
+ *   A computer call is labelled `computer_use`, as the agent's computer tool is, whatever its name.
  *   It never sees the model's answer, so the tool calls the model makes are counted when they
  *   first reach a model call's input: a run's last calls are counted by the thread's next model
  *   call, and never when no model call follows them.
@@ -192,9 +224,13 @@ interface CurrentCall {
  * across an abort), a session trimmed by a `sessionInputCallback`. The repair is the model
  * call's: a session keeps its items as they were.
  *
- * Fail-open: a failure of ours is logged and the model data goes on as it came; the filter never
- * throws. It returns `modelData` itself when nothing needed repair, else a copy whose `input` is a
- * new array holding every item that needed nothing as the same object; it never changes an item.
+ * Fail-open: a failure of ours is logged and the model data goes on as it came, counted as
+ * `failed_open`; the filter never throws. An agent whose `name`, `model`, `tools` or `handoffs`
+ * cannot be read (a getter that throws) is no failure of the repair: that is logged once per
+ * filter, and the call is repaired and counted by its outcome, without what could not be read
+ * (model `unknown`, its tools' calls `_OTHER`). It returns `modelData` itself when nothing needed
+ * repair, else a copy whose `input` is a new array holding every item that needed nothing as the
+ * same object; it never changes an item.
  *
  * @param options - validated once, here
  * @throws {ToolCallResilienceOptionsError} when an option is invalid
@@ -216,14 +252,11 @@ export function toolCallRepairInputFilter(
 ): ToolCallRepairInputFilter {
   const parsed = toolCallRepairInputFilterOptionsSchema.safeParse(options ?? {});
   if (!parsed.success) throw optionsError(parsed.error, FILTER_NAME);
-  const { threadId, locale, ...shared } = parsed.data;
+  const { threadId, locale, continuesStoredResponse = "auto", ...shared } = parsed.data;
   let current: CurrentCall | undefined;
   const library: MessageLibrary = {
     ...PLAIN_MESSAGES,
-    agentNameOfCurrentRun: () => {
-      const name = current?.args.agent.name;
-      return typeof name === "string" && name !== "" ? name : undefined;
-    },
+    agentNameOfCurrentRun: () => current?.agent.name,
   };
   const repairer = repairerFrom(
     { ...shared, locale: typeof locale === "function" ? localeOfRun(locale) : locale },
@@ -232,6 +265,15 @@ export function toolCallRepairInputFilter(
   );
   const sightings = new CallSightings(shared.countOnceMemory, shared.meterProvider);
   let threadIdFailed = false;
+  let agentFailed = false;
+
+  /** Logs the first failure to read an agent: its calls are recorded without what it hides. */
+  function agentFailure(error: unknown): void {
+    if (agentFailed) return;
+    agentFailed = true;
+    const message = `${ATTACHMENT}: reading the agent failed; its calls are repaired, and recorded without its model or tools`;
+    log(repairer.logger, "error", message, { error });
+  }
 
   /** A locale resolver that sees the SDK's items and the run's context. */
   function localeOfRun(resolver: LocaleResolver): LocaleResolver {
@@ -259,17 +301,17 @@ export function toolCallRepairInputFilter(
 
   function repaired<D extends ModelInputDataLike>(args: InputFilterArgs<D>, modelData: D): D {
     const input: unknown = modelData.input;
-    const { agent } = args;
-    const call: CurrentCall = { args, threadId: threadIdOf(args) };
+    const agent = readAgent(args.agent, agentFailure);
+    const call: CurrentCall = { args, threadId: threadIdOf(args), agent };
     const context: FormatRepairContext = {
       threadId: call.threadId,
-      model: modelNameOf(agent),
-      tools: offeredToolsOf(agent),
+      model: agent.model,
+      tools: agent.tools,
     };
     let turns: Turn[];
     try {
       if (!Array.isArray(input)) throw new TypeError("modelData.input is no list");
-      turns = turnsOf(input, hasHostedShell(agent));
+      turns = turnsOf(input, agent.hostedShell, continuesStoredResponse);
     } catch (error) {
       current = call;
       try {

@@ -2,9 +2,10 @@
  * Whatever a Responses API `input` holds, what `repairResponsesInput` makes of it is an input the
  * API accepts: random lists of every kind of item (each call kind the application runs, their
  * outputs, built-in tools, MCP, reasoning, messages), with calls left dangling, orphan, late,
- * repeated and mistyped outputs, and missing, empty and reused call ids. And it changes nothing
- * it need not: real outputs it can pair are kept, items that needed nothing come back as the same
- * objects, a clean input as the same array, and a repaired input stays as it is.
+ * repeated and mistyped outputs, tool search outputs with and without `execution`, and missing,
+ * empty and reused call ids. And it changes nothing it need not: real outputs it can pair are
+ * kept, items that needed nothing come back as the same objects, a clean input as the same array,
+ * and a repaired input stays as it is. Every property runs `FC_NUM_RUNS` times.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -74,10 +75,17 @@ const callArb = fc
     return call;
   });
 
+/** Half of the tool search outputs leave `execution` out, as the SDK's input type allows. */
+const withoutExecution = (output: Item, bare: boolean): Item => {
+  if (!bare || !("execution" in output)) return output;
+  const { execution: _execution, ...rest } = output;
+  return rest;
+};
+
 const outputArb = fc
-  .record({ type: callTypeArb, callId: callIdArb })
-  .map(({ type, callId }): Item => {
-    const output: Item = { ...CALL_TYPES[type].output, call_id: callId };
+  .record({ type: callTypeArb, callId: callIdArb, bare: fc.boolean() })
+  .map(({ type, callId, bare }): Item => {
+    const output: Item = withoutExecution({ ...CALL_TYPES[type].output, call_id: callId }, bare);
     if (callId === undefined) delete output.call_id;
     return output;
   });
@@ -157,6 +165,7 @@ const cleanInputArb = fc
         ),
         reasoningBetween: fc.boolean(),
         order: fc.nat(),
+        bare: fc.boolean(),
       }),
       { maxLength: 5 },
     ),
@@ -164,16 +173,15 @@ const cleanInputArb = fc
   )
   .map(([turns, ids]) => {
     const items: Item[] = [];
-    for (const { before, calls, reasoningBetween, order } of turns) {
+    for (const { before, calls, reasoningBetween, order, bare } of turns) {
       items.push(...before);
       calls.forEach(([callId, type], position) => {
         if (position > 0 && reasoningBetween) items.push({ type: "reasoning", summary: [] });
         items.push({ type, call_id: callId, ...CALL_TYPES[type].call });
       });
-      const outputs = calls.map(([callId, type]) => ({
-        ...CALL_TYPES[type].output,
-        call_id: callId,
-      }));
+      const outputs = calls.map(([callId, type]) =>
+        withoutExecution({ ...CALL_TYPES[type].output, call_id: callId }, bare),
+      );
       // Any order: a rotation of the turn's outputs.
       const start = order % outputs.length;
       items.push(...outputs.slice(start), ...outputs.slice(0, start));
@@ -185,9 +193,21 @@ const isCall = (item: Item) =>
   Object.hasOwn(CALL_TYPES, String(item.type)) &&
   (item.type !== "tool_search_call" || item.execution === "client") &&
   (item.type !== "shell_call" || item.environment === undefined);
-const isOutput = (item: Item) =>
+/**
+ * Whether an item of the input is an output that answers a call the application runs: a tool
+ * search output when it says `execution: "client"`, or when a client tool search call of the input
+ * has its `call_id`, whatever it says.
+ */
+const isOutput = (item: Item, input: readonly Item[]) =>
   Object.values(CALL_TYPES).some(({ output }) => output.type === item.type) &&
-  (item.type !== "tool_search_output" || item.execution === "client");
+  (item.type !== "tool_search_output" ||
+    item.execution === "client" ||
+    input.some(
+      (call) =>
+        call.type === "tool_search_call" &&
+        call.execution === "client" &&
+        call.call_id === item.call_id,
+    ));
 const callTypeOf = (output: Item) =>
   (Object.keys(CALL_TYPES) as CallType[]).find(
     (type) => CALL_TYPES[type].output.type === output.type,
@@ -199,9 +219,11 @@ const callTypeOf = (output: Item) =>
  */
 function unambiguousOutputs(input: readonly Item[]): Item[] {
   return input.filter((item, index) => {
-    if (!isOutput(item) || typeof item.call_id !== "string" || item.call_id === "") return false;
+    if (!isOutput(item, input) || typeof item.call_id !== "string" || item.call_id === "") {
+      return false;
+    }
     const sharing = input.filter(
-      (other) => (isCall(other) || isOutput(other)) && other.call_id === item.call_id,
+      (other) => (isCall(other) || isOutput(other, input)) && other.call_id === item.call_id,
     );
     const calls = sharing.filter(isCall);
     return (
@@ -232,7 +254,7 @@ describe("repairResponsesInput on random inputs", () => {
     fc.assert(
       fc.property(inputArb, (input) => {
         const { messages } = repairResponsesInput(input, quiet);
-        const passing = input.filter((item) => !isCall(item) && !isOutput(item));
+        const passing = input.filter((item) => !isCall(item) && !isOutput(item, input));
         const passed = messages.filter((item) => passing.includes(item as Item));
         expect(passed).toHaveLength(passing.length);
         for (const [index, item] of passed.entries()) expect(item).toBe(passing[index]);
@@ -292,7 +314,7 @@ describe("repairResponsesInput on random inputs", () => {
         const unseen = referring.filter(
           (item, index) =>
             index >= from &&
-            isOutput(item) &&
+            isOutput(item, referring) &&
             typeof item.call_id === "string" &&
             item.call_id !== "" &&
             !referring.some(
@@ -325,7 +347,7 @@ describe("repairResponsesInput on random inputs", () => {
         expect(() => repairResponsesInput(input, { ...options, window })).not.toThrow();
         expect(input).toEqual(before);
       }),
-      { numRuns: Math.max(100, Math.floor(RUNS.numRuns / 4)) },
+      RUNS,
     );
   });
 });

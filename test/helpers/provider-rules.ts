@@ -9,12 +9,14 @@
  * - OpenAI Responses API: each call the application runs (`function_call`, `custom_tool_call`,
  *   `computer_call`, `local_shell_call`, `shell_call`, `apply_patch_call`, and `tool_search_call`
  *   with `execution: "client"`) is answered exactly once, after it, by an output of its own type
- *   with its `call_id` (an output answers the earliest such call still unanswered); no output
- *   stands without its call; calls have a `call_id`, and function and custom tool calls a name;
- *   each output has the shape of its type (a computer call's is a screenshot, a shell call's a list
- *   of chunks, an apply-patch call's a status); no two items share an `id`. What the API runs
- *   itself needs no output: built-in tools, MCP calls, a server-side tool search, and a shell call
- *   in its own container (whose output may follow).
+ *   with its `call_id` (an output answers the earliest such call still unanswered; a tool search
+ *   output does whatever its own `execution` says); no output stands without its call; calls have
+ *   a `call_id`, and function and custom tool calls a name; each output has the shape of its type
+ *   (a computer call's is a screenshot, a shell call's a list of chunks, an apply-patch call's a
+ *   status); no two items share an `id`. What the API runs itself needs no output: built-in tools,
+ *   MCP calls, a server-side tool search (whose output may follow, as may a tool search output
+ *   without `execution` that answers no client call), and a shell call in its own container
+ *   (whose output may follow).
  * - Anthropic Messages: an assistant message with `tool_use` blocks is followed by a user message
  *   that opens with a `tool_result` block for each of them, before any other block; a
  *   `tool_result` answers a `tool_use` of the message right before, once; `tool_use` blocks have
@@ -246,11 +248,16 @@ const RESPONSES_OUTPUTS: ReadonlyMap<string, string> = new Map(
 );
 
 /**
- * Whether the application runs this item's tool: a tool search only with `execution: "client"`,
- * a shell call only outside the API's own container.
+ * Whether the application runs this item's tool: a shell call only outside the API's own
+ * container; a tool search call only with `execution: "client"`, and a tool search output when it
+ * says so or when its `call_id` is on such a call of the input (the SDK's input type makes an
+ * output's `execution` optional: an output answers its call, whatever it says of itself).
+ *
+ * @param clientSearches - the `call_id`s of the input's client tool search calls
  */
-function isClientRun(item: Fields, type: string): boolean {
+function isClientRun(item: Fields, type: string, clientSearches: ReadonlySet<unknown>): boolean {
   if (type === "shell_call") return fieldsOf(item.environment)?.type !== "container_reference";
+  if (type === "tool_search_output" && clientSearches.has(item.call_id)) return true;
   return !type.startsWith("tool_search") || item.execution === "client";
 }
 
@@ -272,6 +279,12 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
   const itemIds = new Set<string>();
   /** The shell calls the API runs in its container, and so answers itself. */
   const hostedShellCalls = new Set<unknown>();
+  const clientSearches = new Set(
+    input
+      .map((entry) => fieldsOf(entry) ?? {})
+      .filter((item) => item.type === "tool_search_call" && item.execution === "client")
+      .map((item) => item.call_id),
+  );
   input.forEach((entry, index) => {
     const item = fieldsOf(entry) ?? {};
     const type = String(item.type);
@@ -284,7 +297,7 @@ export function responsesViolations(input: readonly unknown[]): Violation[] {
       }
       itemIds.add(item.id);
     }
-    if (!isClientRun(item, type)) {
+    if (!isClientRun(item, type, clientSearches)) {
       if (type === "shell_call") hostedShellCalls.add(item.call_id);
       return;
     }

@@ -207,6 +207,43 @@ describe("a call left without its result gets one of its own type, after its tur
   });
 });
 
+describe("a client tool search's output answers its call, whatever its own execution says", () => {
+  const loaded = { type: "function", name: "billing_lookup", parameters: {}, strict: false };
+
+  it("takes an output without `execution` as the answer: the model data comes back as it is", async () => {
+    const output = {
+      type: "tool_search_output",
+      callId: "ts1",
+      status: "completed",
+      tools: [loaded],
+    } as AgentInputItem;
+    const input = deepFrozen([
+      user("Find the billing tools"),
+      toolSearchCall("ts1", "client"),
+      output,
+      user("Now look it up"),
+    ]);
+    const args = argsOf(input);
+    expect(filter(args)).toBe(args.modelData);
+    expect(await sentThroughResponses(server, input)).toEqual({ status: 200 });
+  });
+
+  it("reads the call id and execution where the SDK keeps them, in providerData", () => {
+    const call = {
+      type: "tool_search_call",
+      arguments: { query: "billing" },
+      providerData: { call_id: "ts2", execution: "client" },
+    } as AgentInputItem;
+    const output = {
+      type: "tool_search_output",
+      tools: [loaded],
+      providerData: { call_id: "ts2" },
+    } as AgentInputItem;
+    const args = argsOf([user("a"), call, output, user("b")]);
+    expect(filter(args)).toBe(args.modelData);
+  });
+});
+
 describe("results out of place", () => {
   it("drops a result whose call is missing (a trimmed history), which the API refuses", async () => {
     const input = deepFrozen([
@@ -348,6 +385,43 @@ describe("what passes through as it is", () => {
     // With previousResponseId or conversationId, the calls are the provider's: only outputs come.
     const args = argsOf([functionResult("call_1"), functionResult("call_2", "fetch")]);
     expect(filter(args)).toBe(args.modelData);
+  });
+});
+
+describe("results whose call the input does not hold: continuesStoredResponse", () => {
+  const alone = () => deepFrozen([functionResult("c1"), user("And then?")]);
+
+  it('passes them on by default ("auto") when the input holds nothing the model made', () => {
+    for (const options of [{}, { continuesStoredResponse: "auto" as const }]) {
+      const args = argsOf(alone());
+      expect(toolCallRepairInputFilter({ logger: false, ...options })(args)).toBe(args.modelData);
+    }
+  });
+
+  it("drops them as orphans with false: the input is the whole history", () => {
+    const whole = toolCallRepairInputFilter({ logger: false, continuesStoredResponse: false });
+    expect(whole(argsOf(alone())).input).toEqual([user("And then?")]);
+  });
+
+  it("keeps them with true, even beside calls and messages the model made", () => {
+    const input = deepFrozen([
+      user("a"),
+      functionCall("c0"),
+      functionResult("c0"),
+      functionResult("c_stored"),
+      assistant("Done."),
+    ]);
+    const stored = toolCallRepairInputFilter({ logger: false, continuesStoredResponse: true });
+    const args = argsOf(input);
+    expect(stored(args)).toBe(args.modelData);
+    expect(shapeOf(filter(argsOf(input)).input)).not.toContain("function_call_result:c_stored");
+    expect(stored(argsOf(alone())).input).toEqual(alone());
+  });
+
+  it("refuses any other value, naming the option", () => {
+    expect(() => toolCallRepairInputFilter({ continuesStoredResponse: "yes" as never })).toThrow(
+      /continuesStoredResponse/,
+    );
   });
 });
 

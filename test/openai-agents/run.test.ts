@@ -27,7 +27,7 @@ import {
   type StrictProviderServer,
   startStrictProviderServer,
 } from "../helpers/strict-provider-server.js";
-import { providerFor, user } from "./sdk.js";
+import { functionResult, providerFor, user } from "./sdk.js";
 
 const INTERRUPTED = "[Tool call was interrupted and did not return a result.]";
 
@@ -315,5 +315,25 @@ describe("a conversation the provider keeps", () => {
     expect(inputs[1]).toEqual([
       expect.objectContaining({ type: "function_call_result", callId: "call_k1" }),
     ]);
+  });
+
+  it("with continuesStoredResponse: false, drops a result whose call is not in the input: a 400 by default, an answer with it", async () => {
+    const agent = agentWith([lookup]);
+    // A history cut before the call, sent whole: no previousResponseId keeps the call.
+    const input: AgentInputItem[] = [
+      functionResult("call_o1", "lookup"),
+      user("Where is order 7?"),
+    ];
+    const refusal = /400 No tool call found for function call output with call_id call_o1/;
+    await expect(runnerWith().run(agent, input)).rejects.toThrow(refusal);
+    // "auto": an input of results and user messages alone may continue a stored response.
+    const auto = runnerWith(toolCallRepairInputFilter({ logger: false }));
+    await expect(auto.run(agent, input)).rejects.toThrow(refusal);
+
+    const whole = runnerWith(
+      toolCallRepairInputFilter({ logger: false, continuesStoredResponse: false }),
+    );
+    expect((await whole.run(agent, input)).finalOutput).toBe(COMPLETION_TEXT);
+    expect(lastInput()).toEqual(["user"]);
   });
 });

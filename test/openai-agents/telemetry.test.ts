@@ -9,6 +9,8 @@
 import {
   Agent,
   type AgentInputItem,
+  type Computer,
+  computerTool,
   OpenAIResponsesModel,
   Runner,
   setTraceProcessors,
@@ -18,6 +20,8 @@ import {
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { COMPUTER_TOOL_NAME } from "../../src/core/wire-targets.js";
+import { repairResponsesInput } from "../../src/formats/index.js";
 import {
   type ToolCallRepairInputFilterOptions,
   toolCallRepairInputFilter,
@@ -43,7 +47,7 @@ import {
   startStrictProviderServer,
 } from "../helpers/strict-provider-server.js";
 import { metricsHarness, tracingHarness } from "../helpers/telemetry.js";
-import { functionCall, functionResult, providerFor, user } from "./sdk.js";
+import { computerCall, functionCall, functionResult, providerFor, shellCall, user } from "./sdk.js";
 
 let server: StrictProviderServer;
 beforeAll(async () => {
@@ -181,6 +185,52 @@ describe("model calls and the tool calls the model made", () => {
       metrics.sum(METRIC_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: name });
     expect(await byTool("transfer_to_billing")).toBe(1);
     expect(await byTool("_OTHER")).toBe(1);
+  });
+
+  it("labels a computer call as repairResponsesInput does, by the one name both give it: never _OTHER", async () => {
+    const { metrics } = recorded();
+    const options = { logger: false as const, meterProvider: metrics.meterProvider };
+    const screen = { screenshot: () => "", click: () => {} } as unknown as Computer;
+    // The SDK's computer tool is named `computer_use_preview` unless given a name: any name will do.
+    for (const name of [undefined, "browser"]) {
+      const agent = new Agent({
+        name: "ops",
+        model: "gpt-5",
+        tools: [computerTool({ computer: screen, name })],
+      });
+      const input = [user("Click it"), computerCall(`call_${name}`), user("Well?")];
+      toolCallRepairInputFilter(options)({ modelData: { input }, agent, context: undefined });
+    }
+    // The Responses API offers a computer tool by its type alone, which the SDK sends.
+    const sent = [{ type: "computer" }];
+    const item = { type: "computer_call", call_id: "call_r", action: { type: "screenshot" } };
+    repairResponsesInput([user("Click it"), item, user("Well?")], options, { tools: sent });
+    const byTool = (name: string) =>
+      metrics.sum(METRIC_DANGLING_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: name });
+    expect(await byTool(COMPUTER_TOOL_NAME)).toBe(3);
+    expect(await byTool("_OTHER")).toBe(0);
+  });
+
+  it("counts a call once by its type and callId, when a later input has a call of another type with its id", async () => {
+    const { metrics } = recorded();
+    const filter = toolCallRepairInputFilter({
+      logger: false,
+      meterProvider: metrics.meterProvider,
+    });
+    const first = [user("a"), functionCall("call_1", "lookup"), functionResult("call_1", "lookup")];
+    const shellOutput = {
+      type: "shell_call_output",
+      callId: "call_1",
+      output: [{ stdout: "", stderr: "", outcome: { type: "exit", exitCode: 0 } }],
+    } as AgentInputItem;
+    const second = [...first, user("b"), shellCall("call_1"), shellOutput];
+    for (const input of [first, second]) {
+      filter({ modelData: { input }, agent: support, context: undefined });
+    }
+    const byTool = (name: string) =>
+      metrics.sum(METRIC_TOOL_CALLS, { [ATTR_GEN_AI_TOOL_NAME]: name });
+    expect(await byTool("lookup")).toBe(1);
+    expect(await metrics.sum(METRIC_TOOL_CALLS)).toBe(2);
   });
 
   it("reads the model a Model object holds; the run's default model is the modelName option's", async () => {

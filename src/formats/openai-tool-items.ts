@@ -217,6 +217,7 @@ export function runsOnClient(type: ToolCallType, execution: unknown): boolean {
 export class ClientCalls {
   readonly #keys = new Set<string>();
 
+  /** Notes a call the application runs, by its kind and id (none for a call without an id). */
   add(type: ToolCallType, id: string | undefined): void {
     if (id !== undefined) this.#keys.add(`${type}\u0000${id}`);
   }

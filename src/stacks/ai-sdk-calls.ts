@@ -19,7 +19,8 @@ import type { TelemetrySettings } from "../telemetry/settings.js";
 /**
  * The `providerOptions` key under which a call names its thread:
  * `providerOptions: { toolCallResilience: { threadId } }`. Provider packages read only their own
- * key, so it goes no further than the middleware.
+ * key, so a provider ignores it; the AI Gateway's provider forwards every `providerOptions` key
+ * to the gateway, this one too.
  *
  * @example
  * ```ts

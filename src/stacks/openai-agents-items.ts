@@ -219,7 +219,13 @@ function partOf(turn: readonly Reading[], ids: EngineCallIds, kept?: ClientCalls
     }
     case "result":
       if (kept !== undefined && !kept.has(first.type, first.id)) return OTHER_PART;
-      return { role: "tool", toolCallId: ids.engineId(first.type, first.id), toolName: first.name };
+      // A result without an id answers nothing (as in the Responses input): never a call of
+      // another kind that has none either.
+      return {
+        role: "tool",
+        toolCallId: ids.engineId(first.type, first.id, true),
+        toolName: first.name,
+      };
     case "assistant":
       return NO_CALLS;
     case "user":

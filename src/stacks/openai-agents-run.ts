@@ -82,15 +82,28 @@ export function readAgent(agent: unknown, onFailure: (error: unknown) => void): 
     field("tools"),
     field("handoffs"),
   ];
+  /** A read of the tools' lists; a list that throws while read counts as none. */
+  const guarded = <T>(read: () => T, none: T): T => {
+    try {
+      return read();
+    } catch (error) {
+      onFailure(error);
+      return none;
+    }
+  };
   return {
     name: stringOrUndefined(name),
-    model: modelNameOf(model),
-    tools: offeredToolsOf(
-      typeof agent === "object" && agent !== null ? agent : undefined,
-      tools,
-      handoffs,
+    model: guarded(() => modelNameOf(model), undefined),
+    tools: guarded(
+      () =>
+        offeredToolsOf(
+          typeof agent === "object" && agent !== null ? agent : undefined,
+          tools,
+          handoffs,
+        ),
+      [],
     ),
-    hostedShell: hasHostedShell(tools),
+    hostedShell: guarded(() => hasHostedShell(tools), false),
   };
 }
 

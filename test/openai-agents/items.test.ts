@@ -301,6 +301,28 @@ describe("ids", () => {
     expect(await sentThroughResponses(server, repaired)).toEqual({ status: 200 });
   });
 
+  it("never pairs a result without an id with a call of another kind that has none", () => {
+    // A computer call's result without an id cannot answer a function call: it answers nothing.
+    const input = deepFrozen([
+      user("a"),
+      functionCall(""),
+      {
+        type: "computer_call_result",
+        status: "completed",
+        output: { type: "computer_screenshot", data: "data:image/png;base64,AAAA" },
+      } as unknown as AgentInputItem,
+      user("b"),
+    ]);
+    const repaired = filter(argsOf(input)).input as { type: string; callId: string }[];
+    expect(repaired.map((item) => item.type)).toEqual([
+      undefined, // the user messages, as the SDK writes them: a role, no type
+      "function_call",
+      "function_call_result",
+      undefined,
+    ]);
+    expect(repaired[2]?.callId).toBe(repaired[1]?.callId);
+  });
+
   it("gives the second of two calls of one turn sharing an id a new one, and answers it", async () => {
     const input = deepFrozen([
       user("a"),
@@ -493,6 +515,27 @@ describe("failing open", () => {
       await harness.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: OUTCOME_VALUE_FAILED_OPEN }),
     ).toBe(1);
     await harness.shutdown();
+  });
+
+  it("repairs the input when the agent's tools cannot even be listed, and logs it once", () => {
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    const guarded = toolCallRepairInputFilter({ logger });
+    const tools = new Proxy([search], {
+      get(target, key, receiver) {
+        if (key === Symbol.iterator || key === "length") throw new Error("no listing tools");
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const unlistable = { name: "support", model: "gpt-4.1", tools, handoffs: [] };
+    const args = { ...argsOf([user("a"), functionCall("call_1"), user("b")]), agent: unlistable };
+    const repaired = guarded(args as unknown as ReturnType<typeof argsOf>).input;
+    expect(shapeOf(repaired)).toEqual(
+      shapeOf([user("a"), functionCall("call_1"), functionResult("call_1"), user("b")]),
+    );
+    expect(logger.error).toHaveBeenCalledTimes(1);
+    expect(logger.error).toHaveBeenCalledWith(expect.stringContaining("reading the agent failed"), {
+      error: new Error("no listing tools"),
+    });
   });
 
   it("never throws, whatever it is called with", () => {

@@ -29,6 +29,12 @@ export interface Workload {
   readonly calls: number;
   /** How many of them have no result. */
   readonly dangling: number;
+  /**
+   * How many synthetic replies a repair for every wire (target `"any"`, the default) writes: one
+   * per turn whose unanswered calls the user's "stop" follows, between the turn's last result or
+   * placeholder and that user message. A repair for the OpenAI or Anthropic clients writes none.
+   */
+  readonly turns: number;
 }
 
 const TOOLS = ["search_docs", "run_sql", "fetch_page", "send_email"] as const;
@@ -38,7 +44,7 @@ const TOOLS = ["search_docs", "run_sql", "fetch_page", "send_email"] as const;
  * call (three for the parallel shapes), their results and an AI answer, topped up with human
  * messages where a whole turn no longer fits. A dangling call's result is replaced by a human
  * message after the turn's results, so the size stays exact and the break is where a user's
- * "stop" would leave it.
+ * "stop" would leave it (and where a repair for every wire writes a synthetic reply before it).
  *
  * @example
  * ```ts
@@ -53,6 +59,7 @@ export function buildHistory(size: number, shape: Shape): Workload {
   const unanswered = unansweredCallIndexes(shape, calls, width);
   const messages: BaseMessage[] = [];
   let call = 0;
+  let stoppedTurns = 0;
   for (let turn = 0; turn < turns; turn++) {
     messages.push(new HumanMessage({ id: `h${turn}`, content: `Question ${turn}?` }));
     const ids: string[] = [];
@@ -84,6 +91,7 @@ export function buildHistory(size: number, shape: Shape): Workload {
         );
       }
     }
+    if (stopped > 0) stoppedTurns++;
     for (let stop = 0; stop < stopped; stop++) {
       messages.push(new HumanMessage({ id: `stop${turn}_${stop}`, content: "Stop." }));
     }
@@ -92,7 +100,7 @@ export function buildHistory(size: number, shape: Shape): Workload {
   while (messages.length < size) {
     messages.push(new HumanMessage({ id: `pad${messages.length}`, content: "And then?" }));
   }
-  return { shape, messages, calls, dangling: unanswered.size };
+  return { shape, messages, calls, dangling: unanswered.size, turns: stoppedTurns };
 }
 
 function unansweredCallIndexes(shape: Shape, calls: number, width: number): Set<number> {

@@ -386,8 +386,20 @@ interface Contenders {
   readonly handler: ReturnType<typeof answeringHandler>["handler"];
 }
 
+/**
+ * Our middleware repairs for one client (`openai-completions`), the job the peer does: for every
+ * wire (`"any"`, what a model it cannot tell gets) it would also write a synthetic reply per turn
+ * the user's stop follows, which the peer does not.
+ */
+const SAME_JOB_AS_THE_PEER = { target: "openai-completions" } as const;
+
 function makeContenders(): Contenders {
-  return { run: engine(), ours: ourHook(), peer: peerHook(), handler: answeringHandler().handler };
+  return {
+    run: engine(),
+    ours: ourHook(SAME_JOB_AS_THE_PEER),
+    peer: peerHook(),
+    handler: answeringHandler().handler,
+  };
 }
 
 async function warmUpEveryContender({ run, ours, peer, handler }: Contenders): Promise<void> {
@@ -406,14 +418,14 @@ async function warmUpEveryContender({ run, ours, peer, handler }: Contenders): P
 }
 
 /**
- * Runs both hooks once on the workload and checks that they hand the model the same number of
- * messages, with the workload's dangling calls answered: the two do the same job, or the
- * comparison means nothing.
+ * Runs both hooks once on the workload and checks that they hand the model the workload's
+ * messages with its dangling calls answered: the two do the same job, or the comparison means
+ * nothing.
  */
 function checkContendersAgree(workload: Workload, withPeer: boolean): void {
   const request = requestFor(workload.messages);
   const expected = workload.messages.length + workload.dangling;
-  const hooks: [string, WrapModelCall][] = [["middleware", ourHook()]];
+  const hooks: [string, WrapModelCall][] = [["middleware", ourHook(SAME_JOB_AS_THE_PEER)]];
   if (withPeer) hooks.push(["peer", peerHook()]);
   for (const [name, hook] of hooks) {
     const { handler, lastReceived } = answeringHandler();

@@ -4,7 +4,10 @@
  * how much more than happened the fleet's counters count.
  */
 import { labels, series } from "../dashboards/generator/names.js";
-import { REASON_VALUE_INTERRUPTED } from "../src/telemetry/semconv.js";
+import {
+  REASON_VALUE_INTERRUPTED,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+} from "../src/telemetry/semconv.js";
 import type { Exposition } from "./exposition.js";
 import { type GroundTruth, totalOf } from "./fleet.js";
 import { disagreements, type Figures, figuresFrom, truthRows } from "./summary.js";
@@ -25,6 +28,11 @@ export interface ReportedWorker {
 export interface Tally {
   readonly toolCalls: number;
   readonly dangling: number;
+  /**
+   * Repairs that answered a dangling call: those of kind `placeholder_inserted`, one per dangling
+   * call repaired. The other kinds (the synthetic turns a repair writes to keep the order of turns,
+   * say) are not repairs of a dangling call, so they are not compared with the dangling calls.
+   */
   readonly repairs: number;
   /** Dangling calls by thread, from the per-thread metric. */
   readonly byThread: Readonly<Record<string, number>>;
@@ -81,7 +89,10 @@ function tallyOf(exposition: Exposition | undefined): Tally {
   return {
     toolCalls: figures?.toolCalls ?? 0,
     dangling: figures?.dangling ?? 0,
-    repairs: figures?.repairs ?? 0,
+    repairs:
+      exposition?.sum(series.repairs, {
+        [labels.repairKind]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+      }) ?? 0,
     byThread,
     byReason,
   };
@@ -195,7 +206,7 @@ function percent(part: number, whole: number): string {
 export function formatFleetCheck(check: FleetCheck, fleetTruth: GroundTruth): string {
   const happened = totalOf(fleetTruth.dangling);
   const lines = [
-    "worker     PID      runs  tool calls (counted/happened)  dangling (counted/happened)  repairs",
+    "worker     PID      runs  tool calls (counted/happened)  dangling (counted/happened)  placeholders",
     ...check.workers.map((row) =>
       [
         `${row.name}${row.killedAt === undefined ? "" : "†"}`.padEnd(10),
@@ -203,7 +214,7 @@ export function formatFleetCheck(check: FleetCheck, fleetTruth: GroundTruth): st
         String(row.runs).padStart(5),
         `${row.counted.toolCalls}/${row.truth.toolCalls}`.padStart(30),
         `${row.counted.dangling}/${row.truth.dangling}`.padStart(28),
-        String(row.counted.repairs).padStart(8),
+        String(row.counted.repairs).padStart(13),
       ].join(" "),
     ),
   ];

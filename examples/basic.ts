@@ -5,7 +5,9 @@
  * from an approval prompt). The next message on the same thread would send the provider an AI
  * message whose tool call has no result, which OpenAI, Anthropic and Gemini all refuse. The
  * middleware inserts a placeholder tool message right after that AI message, so the model sees an
- * honest error and goes on.
+ * honest error and goes on. With a model that is neither ChatOpenAI nor ChatAnthropic (here a fake
+ * one), it also writes a short synthetic AI reply between that placeholder and the user's new
+ * message: Bedrock Converse and Mistral refuse a user message right after tool results.
  *
  * Run it: `npx tsx examples/basic.ts`
  */

@@ -5,7 +5,9 @@
  * The first run stops inside the tool (an `interrupt()` nobody answers). The user then writes
  * again on the same thread, and the model node would send the provider an AI message whose tool
  * call has no result. The wrapped model repairs its input first: a placeholder tool message right
- * after that AI message, and the model goes on.
+ * after that AI message, then a short synthetic AI reply before the user's new message (a user
+ * message right after tool results is refused by Bedrock Converse and Mistral; for ChatOpenAI and
+ * ChatAnthropic, which accept it, no reply is written), and the model goes on.
  *
  * Run it: `npx tsx examples/state-graph.ts`
  */

@@ -59,17 +59,24 @@ export type { RepairKind } from "./core/repair-kinds.js";
 export type { RepairContext, ToolCallRepair } from "./core/repair-log.js";
 export { UNKNOWN_TOOL_NAME } from "./core/repair-log.js";
 export { ASSIGNED_ID_PREFIX } from "./core/repair-calls.js";
+export type { SyntheticReason } from "./core/placeholder-message.js";
 export {
   BLANK_SCREENSHOT,
   SYNTHETIC_MARKER,
   SYNTHETIC_REASON_KEY,
   syntheticReasonOf,
+  TURN_ORDER_REASON,
 } from "./core/placeholder-message.js";
 export type { RepairCounts } from "./core/summary.js";
 export { countRepairs, describeRepairs } from "./core/summary.js";
 export type { PlaceholderContext, PlaceholderFunction } from "./core/placeholder.js";
 export { renderTemplate, TEMPLATE_VARIABLES } from "./core/placeholder.js";
-export type { CatalogLocale, PlaceholderReason, PlaceholderTexts } from "./core/locales.js";
+export type {
+  CatalogLocale,
+  PlaceholderReason,
+  PlaceholderTexts,
+  SyntheticTurn,
+} from "./core/locales.js";
 export {
   catalogText,
   DEFAULT_LOCALE,
@@ -77,6 +84,8 @@ export {
   PLACEHOLDER_CATALOG,
   PLACEHOLDER_REASONS,
   resolveCatalogLocale,
+  TURN_CATALOG,
+  turnText,
 } from "./core/locales.js";
 
 // --- Errors: thrown only for bad options, at construction; call time fails open ------------------

@@ -13,7 +13,7 @@ describe("examples", () => {
     const output = await runExample("basic.ts");
     const received = output.slice(output.indexOf("What the model received"));
     expect(received).toMatch(
-      /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+human\s+Never mind/,
+      /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+ai\s+\[No reply was written to the tool results above\.\]\n\s+human\s+Never mind/,
     );
     expect(output).toContain(WARNING);
     expect(output).not.toContain("[tool-call-resilience] [tool-call-resilience]");
@@ -43,6 +43,8 @@ describe("examples", () => {
       /tool_call_resilience_dangling_tool_calls_total\{[^}]*gen_ai_tool_name="deploy"[^}]*\} 2\n/,
     );
     expect(output).toMatch(/tool_call_resilience_repairs_total\{[^}]*placeholder_inserted"\} 4\n/);
+    // Each of those repairs also writes a reply before the user's message (a fake model: any wire).
+    expect(output).toMatch(/tool_call_resilience_repairs_total\{[^}]*turn_inserted"\} 4\n/);
     expect(output).toMatch(/gen_ai_conversation_id="thread-a"[^}]*\} 1\n/);
     expect(output).toContain("Dangling rate: 2 of 3 tool calls left without a result.");
   });
@@ -52,7 +54,7 @@ describe("examples", () => {
       const output = await runExample(name);
       const received = output.slice(output.indexOf("What the model received"));
       expect(received).toMatch(
-        /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+human\s+Never mind/,
+        /ai\s+calls deploy\(call_deploy_1\)\n\s+tool\s+answers call_deploy_1: \[Tool call was interrupted and did not return a result\.\]\n\s+ai\s+\[No reply was written to the tool results above\.\]\n\s+human\s+Never mind/,
       );
       expect(output).toContain(WARNING);
       expect(output).not.toContain("[tool-call-resilience] [tool-call-resilience]");

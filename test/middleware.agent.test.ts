@@ -2,7 +2,7 @@
  * Integration tests: the middleware inside a real `createAgent`, with a fake model, real tools and
  * a `MemorySaver`, on threads broken the ways production threads break.
  */
-import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, MiddlewareError } from "langchain";
 import { describe, expect, it, vi } from "vitest";
@@ -12,7 +12,9 @@ import {
   type LocaleRequest,
   PLACEHOLDER_CATALOG,
   type RepairLogger,
+  syntheticReasonOf,
   type ToolCallRepair,
+  TURN_CATALOG,
 } from "../src/index.js";
 import {
   abortMidTool,
@@ -51,6 +53,10 @@ function isPlaceholder(message: BaseMessage): boolean {
   return ToolMessage.isInstance(message) && message.response_metadata?.synthetic === true;
 }
 
+function isReplyTurn(message: BaseMessage): boolean {
+  return AIMessage.isInstance(message) && syntheticReasonOf(message) === "turn_order";
+}
+
 /** Asserts that a message is the placeholder of one call, with the given text. */
 function expectPlaceholder(
   message: BaseMessage | undefined,
@@ -68,6 +74,17 @@ function expectPlaceholder(
     synthetic: true,
     synthetic_reason: "interrupted",
   });
+}
+
+/** Asserts that a message is the synthetic reply written between tool results and a user message. */
+function expectReplyTurn(message: BaseMessage | undefined) {
+  expect(message).toBeDefined();
+  expect(AIMessage.isInstance(message)).toBe(true);
+  const reply = message as AIMessage;
+  expect(reply.content).toBe(TURN_CATALOG.en.reply);
+  expect(reply.tool_calls).toEqual([]);
+  expect(reply.response_metadata).toEqual({ synthetic: true, synthetic_reason: "turn_order" });
+  expect(syntheticReasonOf(reply)).toBe("turn_order");
 }
 
 /** Breaks a thread by aborting a run while its tool runs. */
@@ -115,9 +132,10 @@ describe("a dangling history given as input", () => {
 
     expect(model.callCount).toBe(1);
     const received = receivedBy(model, 0);
-    expect(shapeOf(received)).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+    expect(shapeOf(received)).toEqual(["human", "ai(call_1)", "tool(call_1)", "ai", "human"]);
     expectPlaceholder(received[2], { id: "call_1", name: "search" });
-    expect(received[3]?.content).toBe("Never mind, tell me a joke.");
+    expectReplyTurn(received[3]);
+    expect(received[4]?.content).toBe("Never mind, tell me a joke.");
   });
 
   it("leaves the stored thread exactly as the agent without the middleware stores it", async () => {
@@ -159,9 +177,16 @@ describe("a run aborted mid-tool", () => {
 
     expect(model.callCount).toBe(2);
     const received = receivedBy(model, 1);
-    expect(shapeOf(received)).toEqual(["human", "ai(call_search)", "tool(call_search)", "human"]);
+    expect(shapeOf(received)).toEqual([
+      "human",
+      "ai(call_search)",
+      "tool(call_search)",
+      "ai",
+      "human",
+    ]);
     expectPlaceholder(received[2], SEARCH_CALL);
-    expect(received.map((message) => message.id)).toEqual(["h1", "a1", undefined, "h2"]);
+    expectReplyTurn(received[3]);
+    expect(received.map((message) => message.id)).toEqual(["h1", "a1", undefined, undefined, "h2"]);
 
     const stored = await storedMessages(agent, "aborted");
     expect(shapeOf(stored)).toEqual(["human", "ai(call_search)", "human", "ai"]);
@@ -186,8 +211,9 @@ describe("an interrupt left unanswered", () => {
 
     expect(model.callCount).toBe(2);
     const received = receivedBy(model, 1);
-    expect(shapeOf(received)).toEqual(["human", "ai(call_ask)", "tool(call_ask)", "human"]);
+    expect(shapeOf(received)).toEqual(["human", "ai(call_ask)", "tool(call_ask)", "ai", "human"]);
     expectPlaceholder(received[2], ASK_CALL);
+    expectReplyTurn(received[3]);
 
     const stored = await storedMessages(agent, "interrupted");
     expect(shapeOf(stored)).toEqual(["human", "ai(call_ask)", "human", "ai"]);
@@ -243,14 +269,18 @@ describe("persist: true", () => {
       "human",
       "ai(call_search)",
       "tool(call_search)",
+      "ai",
       "human",
       "ai",
     ]);
     expectPlaceholder(afterRepair[2], SEARCH_CALL);
+    expectReplyTurn(afterRepair[3]);
+    expect(afterRepair[3]?.id).toEqual(expect.any(String));
     expect(afterRepair.map((message) => message.id)).toEqual([
       "h1",
       "a1",
       afterRepair[2]?.id,
+      afterRepair[3]?.id,
       "h2",
       "a2",
     ]);
@@ -258,6 +288,7 @@ describe("persist: true", () => {
       "human",
       "ai(call_search)",
       "tool(call_search)",
+      "ai",
       "human",
     ]);
     expect(logger.warn).toHaveBeenCalledTimes(1);
@@ -270,13 +301,16 @@ describe("persist: true", () => {
       "human",
       "ai(call_search)",
       "tool(call_search)",
+      "ai",
       "human",
       "ai",
       "human",
     ]);
     expect(third[2]?.id).toBe(afterRepair[2]?.id);
+    expect(third[3]?.id).toBe(afterRepair[3]?.id);
     const final = await storedMessages(agent, "persisted");
     expect(final.filter(isPlaceholder)).toHaveLength(1);
+    expect(final.filter(isReplyTurn)).toHaveLength(1);
     expect(final.map((message) => message.id)).toEqual([
       ...afterRepair.map((message) => message.id),
       "h3",
@@ -306,12 +340,15 @@ describe("persist: true", () => {
       "human",
       "ai(call_ask)",
       "tool(call_ask)",
+      "ai",
       "human",
       "ai",
       "human",
       "ai",
     ]);
     expectPlaceholder(stored[2], ASK_CALL);
+    expectReplyTurn(stored[3]);
+    expect(stored.filter(isReplyTurn)).toHaveLength(1);
     expect(logger.warn).toHaveBeenCalledTimes(1);
   });
 
@@ -375,7 +412,10 @@ describe("logging", () => {
       expect(message.startsWith(WARNING_PREFIX)).toBe(true);
       expect(details).toMatchObject({
         threadId: "logged",
-        repairs: [{ kind: "placeholder_inserted", toolCallId: "call_1", toolName: "search" }],
+        repairs: [
+          { kind: "placeholder_inserted", toolCallId: "call_1", toolName: "search" },
+          { kind: "turn_inserted", toolCallId: "call_1", toolName: "search", outputIndex: 3 },
+        ],
       });
     }
     expect(logger.error).not.toHaveBeenCalled();
@@ -543,14 +583,16 @@ describe("fail-open", () => {
     await agent.invoke({ messages: dangling() }, onThread("fail-open"));
 
     const received = receivedBy(model, 0);
-    expect(shapeOf(received)).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+    expect(shapeOf(received)).toEqual(["human", "ai(call_1)", "tool(call_1)", "ai", "human"]);
     expectPlaceholder(received[2], { id: "call_1", name: "search" });
+    expectReplyTurn(received[3]);
     expect(logger.warn).toHaveBeenCalledTimes(2);
     const [message, details] = logger.warn.mock.calls[0] ?? [];
     expect(message?.startsWith(WARNING_PREFIX)).toBe(true);
     const repairs = (details as { repairs: ToolCallRepair[] }).repairs;
-    expect(repairs).toHaveLength(1);
+    expect(repairs.map((repair) => repair.kind)).toEqual(["placeholder_inserted", "turn_inserted"]);
     expect(repairs[0]?.placeholderError).toBe(failure);
+    expect(repairs[1]?.placeholderError).toBeUndefined();
     expect(logger.warn.mock.calls[1]).toEqual([
       "[tool-call-resilience] Placeholder function failed; using the catalog text",
       { threadId: "fail-open", toolCallId: "call_1", error: failure },
@@ -623,7 +665,13 @@ describe("fail-open", () => {
 
     await agent.invoke({ messages: dangling() }, onThread("bad-warn"));
 
-    expect(shapeOf(receivedBy(model, 0))).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+    expect(shapeOf(receivedBy(model, 0))).toEqual([
+      "human",
+      "ai(call_1)",
+      "tool(call_1)",
+      "ai",
+      "human",
+    ]);
   });
 });
 

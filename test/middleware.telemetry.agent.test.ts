@@ -109,7 +109,12 @@ describe("telemetry in createAgent", () => {
     }
     expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "clean" })).toBe(2);
     expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "repaired" })).toBe(1);
-    expect(await metrics.sum(METRIC_REPAIRS)).toBe(1);
+    // The one repaired call: the placeholder, and the reply turn before h2.
+    expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "placeholder_inserted" })).toBe(
+      1,
+    );
+    expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "turn_inserted" })).toBe(1);
+    expect(await metrics.sum(METRIC_REPAIRS)).toBe(2);
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
     const spans = tracing.spans(SPAN_REPAIR_TOOL_CALLS);
     expect(spans).toHaveLength(1);
@@ -137,7 +142,11 @@ describe("telemetry in createAgent", () => {
     }
     expect(await metrics.sum(METRIC_MODEL_CALLS, { [ATTR_OUTCOME]: "repaired" })).toBe(1);
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
-    expect(await metrics.sum(METRIC_REPAIRS)).toBe(1);
+    expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "placeholder_inserted" })).toBe(
+      1,
+    );
+    expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "turn_inserted" })).toBe(1);
+    expect(await metrics.sum(METRIC_REPAIRS)).toBe(2);
   });
 
   describe("a thread that moves to another process", () => {
@@ -163,14 +172,19 @@ describe("telemetry in createAgent", () => {
           await first.metrics.sum(METRIC_REPAIRS),
           await second.metrics.sum(METRIC_REPAIRS),
         ],
+        turns: [
+          await first.metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "turn_inserted" }),
+          await second.metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "turn_inserted" }),
+        ],
       };
     }
 
     it("is not counted again by the next process without persist: the first answered over it", async () => {
       // The next process's memory has never seen the call, but the first process's answer to h2
       // follows it in the history: that model call carried it, and counted it. It is still
-      // repaired on each of the next process's model calls.
-      expect(await moveThread(false)).toEqual({ dangling: [1, 0], repairs: [1, 2] });
+      // repaired on each of the next process's model calls: its placeholder, and the reply turn
+      // before h2.
+      expect(await moveThread(false)).toEqual({ dangling: [1, 0], repairs: [2, 4], turns: [1, 2] });
     });
 
     it("is counted once anywhere with persist, as the repair is in the checkpoint", async () => {

@@ -137,6 +137,7 @@ describe("model calls", () => {
     ).toEqual([
       ["orphan_dropped", 1],
       ["result_moved", 1],
+      ["turn_inserted", 1],
     ]);
     expect(repairs[0]?.attributes).toMatchObject({
       [ATTR_GEN_AI_PROVIDER_NAME]: "openai",
@@ -454,7 +455,12 @@ describe("dangling calls", () => {
       // Remembered: the next call of the thread does not count it either.
       call(requestOn("t1", [...answeredThread(), new AIMessage("ok"), human("bye")]));
       expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(0);
-      expect(await metrics.sum(METRIC_REPAIRS)).toBe(2);
+      // Each call repairs it again: its placeholder and the reply turn before "go on".
+      expect(
+        await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "placeholder_inserted" }),
+      ).toBe(2);
+      expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "turn_inserted" })).toBe(2);
+      expect(await metrics.sum(METRIC_REPAIRS)).toBe(4);
     });
 
     it("counts a dangling call of the latest AI message, which no model call has answered yet", async () => {
@@ -481,7 +487,12 @@ describe("dangling calls", () => {
           value: 1,
         }),
       ]);
-      expect(await metrics.sum(METRIC_REPAIRS)).toBe(2);
+      // Both calls get a placeholder, and each a reply turn before the user message after it.
+      expect(
+        await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "placeholder_inserted" }),
+      ).toBe(2);
+      expect(await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: "turn_inserted" })).toBe(2);
+      expect(await metrics.sum(METRIC_REPAIRS)).toBe(4);
     });
 
     it("takes only an answer of the same agent as proof: another agent's message, or an unnamed one written without a model call, proves nothing", async () => {
@@ -625,9 +636,10 @@ describe("spans", () => {
       [ATTR_GEN_AI_CONVERSATION_ID]: "t1",
       [ATTR_MESSAGE_COUNT]: 4,
       [ATTR_DANGLING_COUNT]: 1,
-      [ATTR_REPAIR_COUNT]: 1,
-      [ATTR_TOOL_CALL_IDS]: ["call_1"],
-      [ATTR_TOOL_NAMES]: ["search"],
+      [ATTR_REPAIR_COUNT]: 2,
+      // The reply turn after call_2's real result is a repair of call_2.
+      [ATTR_TOOL_CALL_IDS]: ["call_1", "call_2"],
+      [ATTR_TOOL_NAMES]: ["search", "weather"],
     });
     expect(span?.events.map((event) => [event.name, event.attributes])).toEqual([
       [
@@ -638,6 +650,15 @@ describe("spans", () => {
           [ATTR_REPAIR_KIND]: "placeholder_inserted",
           [ATTR_REASON]: "interrupted",
           [ATTR_MESSAGE_INDEX]: 2,
+        },
+      ],
+      [
+        EVENT_REPAIR,
+        {
+          [ATTR_GEN_AI_TOOL_NAME]: "weather",
+          [ATTR_GEN_AI_TOOL_CALL_ID]: "call_2",
+          [ATTR_REPAIR_KIND]: "turn_inserted",
+          [ATTR_MESSAGE_INDEX]: 4,
         },
       ],
     ]);
@@ -804,7 +825,7 @@ describe("fail-open telemetry", () => {
     const handler = vi.fn<Handler>(answer);
     for (let turn = 0; turn < 3; turn++) hook(requestOn("t1", danglingThread()), handler);
     expect(handler).toHaveBeenCalledTimes(3);
-    expect(handler.mock.calls[0]?.[0]?.messages).toHaveLength(4);
+    expect(handler.mock.calls[0]?.[0]?.messages).toHaveLength(5);
     expect(error).toHaveBeenCalledTimes(1);
     expect(error.mock.calls[0]?.[0]).toMatch(/OpenTelemetry metrics failed/);
   });
@@ -865,7 +886,7 @@ describe("fail-open telemetry", () => {
     const hook = middleware.wrapModelCall as unknown as (r: FakeRequest, h: Handler) => unknown;
     const handler = vi.fn<Handler>(answer);
     hook(requestOn("t1", danglingThread()), handler);
-    expect(handler.mock.calls[0]?.[0]?.messages).toHaveLength(4);
+    expect(handler.mock.calls[0]?.[0]?.messages).toHaveLength(5);
     expect(error.mock.calls[0]?.[0]).toMatch(/OpenTelemetry tracing failed/);
   });
 
@@ -889,7 +910,7 @@ describe("fail-open telemetry", () => {
       hook(requestOn("t1", danglingThread()), handler);
       hook(requestOn("t1", danglingThread()), handler);
       expect(handler).toHaveBeenCalledTimes(2);
-      expect(handler.mock.calls[1]?.[0]?.messages).toHaveLength(4);
+      expect(handler.mock.calls[1]?.[0]?.messages).toHaveLength(5);
       expect(error).toHaveBeenCalledTimes(1);
       expect(error.mock.calls[0]?.[0]).toMatch(/OpenTelemetry tracing failed/);
     }

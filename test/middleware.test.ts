@@ -9,6 +9,7 @@ import {
   danglingToolCallMiddleware,
   MIDDLEWARE_NAME,
   PLACEHOLDER_CATALOG,
+  syntheticReasonOf,
   ToolCallResilienceOptionsError,
 } from "../src/index.js";
 import { aiCalls, human, shapeOf, toolResult } from "./helpers/history.js";
@@ -61,7 +62,14 @@ describe("danglingToolCallMiddleware", () => {
     wrap({}, request, handler);
     const passed = handler.mock.calls[0]?.[0] as FakeRequest;
     expect(passed).not.toBe(request);
-    expect(shapeOf(passed.messages)).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+    expect(shapeOf(passed.messages)).toEqual([
+      "human",
+      "ai(call_1)",
+      "tool(call_1)",
+      "ai",
+      "human",
+    ]);
+    expect(syntheticReasonOf(passed.messages[3] as BaseMessage)).toBe("turn_order");
     expect(passed.runtime).toBe(request.runtime);
     expect(passed.state).toBe(request.state);
     expect(passed.model).toBe(request.model);
@@ -135,10 +143,10 @@ describe("logging", () => {
     expect(warn).toHaveBeenCalledTimes(1);
     const [message, details] = warn.mock.calls[0] ?? [];
     expect(message).toBe(
-      "[tool-call-resilience] Injecting 2 placeholder ToolMessage(s) for dangling tool calls; moved 1 misplaced tool result(s); dropped 1 orphan tool result(s)",
+      "[tool-call-resilience] Injecting 2 placeholder ToolMessage(s) for dangling tool calls; moved 1 misplaced tool result(s); dropped 1 orphan tool result(s); inserted 1 synthetic turn(s) the order of turns needs",
     );
     expect(details.threadId).toBe("t-9");
-    expect(details.repairs).toHaveLength(4);
+    expect(details.repairs).toHaveLength(5);
   });
 
   it("logs nothing for a clean request", () => {

@@ -7,7 +7,7 @@ import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { convertMessagesToCompletionsMessageParams } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
-import { repairToolCalls } from "../src/index.js";
+import { repairToolCalls, TURN_CATALOG } from "../src/index.js";
 import { aiCalls, human, toolResult } from "./helpers/history.js";
 
 const broken = () => [
@@ -29,13 +29,17 @@ const toAnthropic = (messages: BaseMessage[]) =>
 describe("provider payloads", () => {
   it("sends OpenAI a tool message for every call, directly after the assistant message", () => {
     const payload = toOpenAI(repaired(true));
+    // The synthetic reply stands between the tool messages and the user message.
     expect(payload.map((message) => message.role)).toEqual([
       "user",
       "assistant",
       "tool",
       "tool",
+      "assistant",
       "user",
     ]);
+    expect(payload[4]).toMatchObject({ role: "assistant", content: TURN_CATALOG.en.reply });
+    expect(payload[4]).not.toHaveProperty("tool_calls");
     expect(payload.slice(2, 4)).toEqual([
       {
         role: "tool",
@@ -51,7 +55,13 @@ describe("provider payloads", () => {
     const { messages } = toAnthropic(repaired(true));
     type Block = { type: string; id?: string; tool_use_id?: string; content?: unknown };
     const blocksOf = (index: number) => (messages[index]?.content ?? []) as Block[];
-    expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "user"]);
+    expect(messages.map((message) => message.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+    ]);
     const toolUses = blocksOf(1).filter((block) => block.type === "tool_use");
     expect(toolUses.map((block) => block.id)).toEqual(["call_1", "call_2"]);
     const results = blocksOf(2).filter((block) => block.type === "tool_result");
@@ -59,6 +69,7 @@ describe("provider payloads", () => {
       ["call_1", "[Tool call was interrupted and did not return a result.]"],
       ["call_2", "sunny"],
     ]);
+    expect(JSON.stringify(messages[3]?.content)).toContain(TURN_CATALOG.en.reply);
   });
 
   it("sends the same payload with and without the synthetic marker", () => {

@@ -11,6 +11,7 @@ import {
   PLACEHOLDER_CATALOG,
   type RepairTarget,
   repairToolCalls,
+  syntheticReasonOf,
 } from "../src/index.js";
 import {
   anthropicAIMessage,
@@ -228,11 +229,14 @@ describe("5. A call without an id that did run", () => {
       new HumanMessage("Thanks. And then?"),
     ];
     const { messages, repairs } = repairToolCalls(history());
-    expect(repairs.map((repair) => repair.kind)).toEqual(["id_assigned"]);
+    // The human message after the result gets a synthetic reply before it (Bedrock, Mistral).
+    expect(repairs.map((repair) => repair.kind)).toEqual(["id_assigned", "turn_inserted"]);
     const ai = messages[1] as AIMessage;
     const [result] = toolMessages(messages);
     expect(result?.content).toBe("x found");
     expect(result?.tool_call_id).toBe(ai.tool_calls?.[0]?.id);
+    expect(repairs[1]).toMatchObject({ toolCallId: ai.tool_calls?.[0]?.id, outputIndex: 3 });
+    expect(syntheticReasonOf(messages[3])).toBe("turn_order");
     expect(JSON.stringify(messages)).not.toContain(INTERRUPTED);
     expectAcceptedEverywhere(history);
   });
@@ -257,7 +261,7 @@ describe("5. A call without an id that did run", () => {
     ]);
   });
 
-  it("where the pairing is not clear (fewer results, one name for both), the calls get placeholders", () => {
+  it("where results are fewer than the calls (one name for both), the result answers the first call and only the other gets a placeholder", () => {
     const history = [
       new AIMessage({
         content: "",
@@ -268,11 +272,14 @@ describe("5. A call without an id that did run", () => {
       }),
       new ToolMessage({ content: "found", tool_call_id: "", name: "search" }),
     ];
-    const { messages } = repairToolCalls(history);
-    expect(toolMessages(messages).map((result) => result.content)).toEqual([
-      INTERRUPTED,
-      INTERRUPTED,
+    const { messages, repairs } = repairToolCalls(history);
+    const ai = messages[0] as AIMessage;
+    expect(toolMessages(messages).map((result) => [result.tool_call_id, result.content])).toEqual([
+      [ai.tool_calls?.[0]?.id, "found"],
+      [ai.tool_calls?.[1]?.id, INTERRUPTED],
     ]);
+    expect(syntheticReasonOf(messages[2])).toBe("interrupted");
+    expect(repairs.map((repair) => repair.kind)).not.toContain("orphan_dropped");
   });
 });
 
@@ -296,10 +303,13 @@ describe("6. Anthropic tool_result blocks in a human message", () => {
 
   it("for every client, each becomes a tool message and no placeholder is added beside it", () => {
     const { messages, repairs } = repairToolCalls(history());
-    expect(repairs.map((repair) => repair.kind)).toEqual(["result_moved"]);
+    // The rest of the human message follows the result: a synthetic reply goes between them.
+    expect(repairs.map((repair) => repair.kind)).toEqual(["result_moved", "turn_inserted"]);
     const [result] = toolMessages(messages);
     expect([result?.tool_call_id, result?.content]).toEqual(["toolu_1", "x found"]);
-    expect((messages[3] as HumanMessage).content).toEqual([
+    expect(messages.indexOf(result as ToolMessage)).toBe(2);
+    expect(syntheticReasonOf(messages[3])).toBe("turn_order");
+    expect((messages[4] as HumanMessage).content).toEqual([
       { type: "text", text: "And summarize it." },
     ]);
     expectAcceptedEverywhere(history);
@@ -350,6 +360,7 @@ describe("8. Empty tool names", () => {
     expect(repairs.map((repair) => [repair.kind, repair.toolName])).toEqual([
       ["name_assigned", "unknown"],
       ["placeholder_inserted", "unknown"],
+      ["turn_inserted", "unknown"],
     ]);
     expect((messages[1] as AIMessage).tool_calls?.[0]?.name).toBe("unknown");
     expect(toolMessages(messages)[0]?.name).toBe("unknown");

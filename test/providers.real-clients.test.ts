@@ -29,6 +29,7 @@ import {
   functionCall,
   responsesAIMessage,
 } from "./helpers/client-messages.js";
+import { readmeThread } from "./helpers/history.js";
 import { chatAnthropicOn, chatOpenAIOn } from "./helpers/provider-clients.js";
 import {
   anthropicViolations,
@@ -57,18 +58,6 @@ const deploy = tool(async () => "deployed", {
   description: "Deploys a service.",
   schema: z.object({ service: z.string() }),
 });
-
-/** A thread whose deploy call was stopped before its result, then continued by the user. */
-function danglingThread(): BaseMessage[] {
-  return [
-    new HumanMessage("Deploy billing, please."),
-    new AIMessage({
-      content: "",
-      tool_calls: [{ id: "call_deploy_1", name: "deploy", args: { service: "billing" } }],
-    }),
-    new HumanMessage("Never mind. What happened?"),
-  ];
-}
 
 /** A thread with a result separated from its call and a result that answers nothing. */
 function misplacedThread(): BaseMessage[] {
@@ -124,7 +113,7 @@ describe.each(Object.keys(clients) as (keyof typeof clients)[])("%s client", (pr
 
   it("gets the provider's 400 for a dangling call without the middleware", async () => {
     const agent = createAgent({ model: client.model(), tools: [deploy] });
-    await expect(agent.invoke({ messages: danglingThread() })).rejects.toThrow(client.refusal);
+    await expect(agent.invoke({ messages: readmeThread() })).rejects.toThrow(client.refusal);
     expect(lastRequest(provider).status).toBe(400);
   });
 
@@ -134,7 +123,7 @@ describe.each(Object.keys(clients) as (keyof typeof clients)[])("%s client", (pr
       tools: [deploy],
       middleware: [danglingToolCallMiddleware({ logger: false })],
     });
-    const state = await agent.invoke({ messages: danglingThread() });
+    const state = await agent.invoke({ messages: readmeThread() });
     expect(state.messages.at(-1)?.text).toBe(COMPLETION_TEXT);
     const request = lastRequest(provider);
     expect(request.status).toBe(200);
@@ -148,7 +137,7 @@ describe.each(Object.keys(clients) as (keyof typeof clients)[])("%s client", (pr
       tools: [deploy],
       middleware: [danglingToolCallMiddleware({ logger: false, markSynthetic: true })],
     });
-    await agent.invoke({ messages: danglingThread() });
+    await agent.invoke({ messages: readmeThread() });
     const { raw } = lastRequest(provider);
     expect(raw).toContain("call_deploy_1");
     expect(raw).not.toContain("synthetic");

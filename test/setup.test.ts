@@ -61,6 +61,7 @@ import {
   REASON_VALUE_INTERRUPTED,
   REPAIR_DURATION_BUCKETS,
   REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
   SPAN_REPAIR_TOOL_CALLS,
   UNIT_CALL,
   UNIT_REPAIR,
@@ -396,6 +397,15 @@ describe("startTelemetry() with the middleware on the global meter provider", ()
         labels: {
           ...modelLabels,
           [prometheusName(ATTR_REPAIR_KIND)]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+          ...SCOPE,
+        },
+        value: 1,
+      },
+      // The synthetic reply written between the placeholder and "Never mind.".
+      {
+        labels: {
+          ...modelLabels,
+          [prometheusName(ATTR_REPAIR_KIND)]: REPAIR_KIND_VALUE_TURN_INSERTED,
           ...SCOPE,
         },
         value: 1,

@@ -14,11 +14,15 @@
  * The ground truth is computed from the scripts alone, never from the library. Without `persist`,
  * a model call is `repaired` when its thread holds a dangling call at that point (the stored
  * thread keeps it, so every later model call of the thread needs the placeholders again), and it
- * then applies one `placeholder_inserted` repair per dangling call of the thread. With `persist`,
- * the `beforeModel` hook of the first model call after an abort writes the placeholders to the
- * thread: that model call is `repaired` (two inspections: the hook's, `repaired`, and the
- * request's own, `clean`) with one repair per call the thread did not store a placeholder for
- * yet, and every later one is `clean`, though the model receives the stored placeholders on each.
+ * then applies one `placeholder_inserted` repair per dangling call of the thread, and one
+ * `turn_inserted` repair per aborted run: the synthetic reply written between the run's
+ * placeholders and the user message of the next turn, which the fake models (repair target
+ * `"any"`) get. With `persist`, the `beforeModel` hook of the first model call after an abort
+ * writes the placeholders and that reply to the thread: that model call is `repaired` (two
+ * inspections: the hook's, `repaired`, and the request's own, `clean`) with one placeholder per
+ * call the thread did not store a placeholder for yet and one reply per run it did not store a
+ * reply for, and every later one is `clean`, though the model receives the stored placeholders on
+ * each.
  * Every request the middleware sees is a model call of its own, under the request's model: a
  * fallback's failed attempt on the primary and its attempt on the backup, each attempt of a
  * retry. A tool call, and its dangling once, are charged to the model that made it, the one its AI
@@ -283,7 +287,10 @@ interface GroundTruth {
   readonly modelCalls: Counts;
   /** `stack|outcome` → model calls the middleware saw, to check every stack is exercised. */
   readonly modelCallsByStack: Counts;
-  /** `provider|model|kind` → repairs, counted on every model call they are applied to. */
+  /**
+   * `provider|model|kind` → repairs, counted on every model call they are applied to: the
+   * placeholders, and the synthetic replies after them (`turn_inserted`).
+   */
   readonly repairs: Counts;
   /**
    * `outcome` → inspections: one per model call, and one more (the `beforeModel` hook's) per model
@@ -351,6 +358,13 @@ function groundTruthOf(plans: readonly ThreadPlan[]): GroundTruth {
     const danglingIds: string[] = [];
     /** With `persist`: the dangling calls the stored thread has no placeholder for yet. */
     const unstored: string[] = [];
+    /**
+     * Aborted runs so far: each left an AI message whose placeholders the next turn's user message
+     * follows, so a synthetic reply goes between them.
+     */
+    let abortedRunsSoFar = 0;
+    /** With `persist`: the aborted runs the stored thread has no synthetic reply for yet. */
+    let unstoredRuns = 0;
     /** With `persist`: the dangling calls the stored thread has a placeholder for. */
     const storedPlaceholderIds: string[] = [];
     const completedIds: string[] = [];
@@ -359,6 +373,8 @@ function groundTruthOf(plans: readonly ThreadPlan[]): GroundTruth {
         // With persist, the model call's beforeModel hook stores the placeholders the thread
         // lacks; the request then carries them as stored messages, and needs no repair.
         const persisted = persist ? unstored.splice(0) : [];
+        const persistedRuns = persist ? unstoredRuns : 0;
+        unstoredRuns = 0;
         storedPlaceholderIds.push(...persisted);
         const placeholders = [...danglingIds].sort().join(",");
         const requests: string[] = [];
@@ -366,6 +382,7 @@ function groundTruthOf(plans: readonly ThreadPlan[]): GroundTruth {
         for (const [attempt, requested] of attemptsOf(plan, turn, round).entries()) {
           // The hook's repair is reported by the first request after it.
           const repaired = persist ? (attempt === 0 ? persisted.length : 0) : danglingIds.length;
+          const replies = persist ? (attempt === 0 ? persistedRuns : 0) : abortedRunsSoFar;
           const outcome = repaired > 0 ? "repaired" : "clean";
           add(truth.modelCalls, `${PROVIDER}|${requested}|${agent}|${outcome}`);
           add(truth.modelCallsByStack, `${stack}|${outcome}`);
@@ -382,6 +399,7 @@ function groundTruthOf(plans: readonly ThreadPlan[]): GroundTruth {
           if (repaired > 0) {
             add(truth.repairs, `${PROVIDER}|${requested}|placeholder_inserted`, repaired);
           }
+          if (replies > 0) add(truth.repairs, `${PROVIDER}|${requested}|turn_inserted`, replies);
           requests.push(placeholders);
         }
         truth.placeholders[`${id}|${turnIndex}|${round}`] = requests;
@@ -392,6 +410,8 @@ function groundTruthOf(plans: readonly ThreadPlan[]): GroundTruth {
       }
       if (turn.aborted !== undefined) {
         truth.abortedRuns += 1;
+        abortedRunsSoFar += 1;
+        if (persist) unstoredRuns += 1;
         for (const call of turn.aborted) {
           danglingIds.push(call.id);
           if (persist) unstored.push(call.id);
@@ -1034,7 +1054,7 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 6 age
     expect(total(scraped)).toBeGreaterThan(Object.keys(truth.placeholders).length);
   });
 
-  it("counts every placeholder inserted, on every model call that needed it, per model", () => {
+  it("counts every placeholder inserted, and the reply after it, on every model call that needed it, per model", () => {
     const { truth, exposition } = workload;
     const scraped = seriesOf(exposition, "tool_call_resilience_repairs_total", [
       "gen_ai_provider_name",
@@ -1042,11 +1062,17 @@ describe("a createAgent workload of 200 threads over 3 models, 4 tools and 6 age
       "tool_call_resilience_repair_kind",
     ]);
     expect(scraped).toEqual(truth.repairs);
-    expect(Object.keys(byPart(scraped, 2))).toEqual(["placeholder_inserted"]);
+    expect(Object.keys(byPart(scraped, 2)).sort()).toEqual([
+      "placeholder_inserted",
+      "turn_inserted",
+    ]);
     // Applied in the request to the model that is down as well as in the backup's.
     expect(Object.keys(byPart(scraped, 1)).sort()).toEqual([...FAKE_MODELS].sort());
-    // Re-patched on every later call: more repairs than dangling calls, each counted once above.
-    expect(total(scraped)).toBeGreaterThan(truth.abortedCalls);
+    // Re-patched on every later call: more placeholders than dangling calls, each counted once
+    // above, and more replies than aborted runs.
+    const byKind = byPart(scraped, 2);
+    expect(byKind.placeholder_inserted).toBeGreaterThan(truth.abortedCalls);
+    expect(byKind.turn_inserted).toBeGreaterThan(truth.abortedRuns);
   });
 
   it("times one inspection per model call, and the persist hook's where it repaired", () => {

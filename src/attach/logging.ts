@@ -216,8 +216,9 @@ export interface RepairWarnings {
  * {@link danglingCallKey} (its history, the AI message that made the call, or for a dropped orphan
  * the tool message, and its call id). The warning describes the repairs not seen before, so the
  * placeholders the warnings announce add up to the dangling calls counted; the repairs seen before
- * are described at `debug`, and so is a placeholder for a call that a later model call of the
- * history was already made over ({@link answeredByLaterModelCall}), which that call warned about.
+ * are described at `debug`, and so is a placeholder (or the synthetic reply after it) for a call
+ * that a later model call of the history was already made over ({@link answeredByLaterModelCall}),
+ * which that call warned about.
  * A repair with no key (no thread and no message id) warns at every sighting that counts it. A
  * placeholder function's failure goes where its repair goes, and a locale resolver's to `warn`
  * when any placeholder of the call is warned about, else to `debug`.
@@ -249,7 +250,8 @@ export function reportRepairs(
     const first =
       !seen &&
       !(
-        repair.kind === REPAIR_KINDS.placeholder_inserted.metricValue &&
+        (repair.kind === REPAIR_KINDS.placeholder_inserted.metricValue ||
+          repair.kind === REPAIR_KINDS.turn_inserted.metricValue) &&
         answeredByLaterModelCall(history, repair.callIndex)
       );
     (first ? fresh : repeated).push(repair);

@@ -21,6 +21,7 @@ import {
   OUTCOME_VALUE_REPAIRED,
 } from "../telemetry/semconv.js";
 import type { TelemetrySettings } from "../telemetry/settings.js";
+import { warnOfConverterGaps } from "./converter-gaps.js";
 import {
   log,
   logFailedOpen,
@@ -215,6 +216,7 @@ export function prepareModelCall<Q extends ModelRequestLike, R>(
     result === undefined || result.messages === request.messages
       ? request
       : { ...request, messages: result.messages };
+  warnOfConverterGaps(repairer.logger, repairer.attachment, request.model, repaired.messages);
   // Nothing is built for the telemetry when nothing records: this runs before every model call.
   if (recording.metrics?.instruments === undefined && !recording.tracing) {
     return { request: repaired, result };

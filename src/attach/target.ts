@@ -36,20 +36,21 @@ const OPENAI_HALVES: Readonly<Record<string, RepairTarget>> = {
  */
 export function repairTargetOf(model: unknown, tools?: readonly unknown[]): RepairTarget {
   try {
-    return targetOf(model, tools, 0);
+    return targetOf(model, tools);
   } catch {
     return "any";
   }
 }
 
-function targetOf(
+function targetOf(model: unknown, tools: readonly unknown[] | undefined): RepairTarget {
+  return readInnerModel(model, targetIn, tools) ?? "any";
+}
+
+function targetIn(
+  fields: Fields,
   model: unknown,
   tools: readonly unknown[] | undefined,
-  depth: number,
-): RepairTarget {
-  // A model may be a callable object; `fieldsOf` takes only records that are not functions.
-  const fields = typeof model === "function" ? (model as unknown as Fields) : fieldsOf(model);
-  if (fields === undefined || depth > 3) return "any";
+): RepairTarget | undefined {
   if (typeof fields._useResponsesApi === "function") {
     const responses = (fields._useResponsesApi as (options: unknown) => unknown).call(model, {
       tools,
@@ -60,14 +61,48 @@ function targetOf(
   if (typeof className === "string" && OPENAI_HALVES[className] !== undefined) {
     return OPENAI_HALVES[className];
   }
-  if (typeof fields._llmType === "function") {
-    const type = (fields._llmType as () => unknown).call(model);
-    if (type === "anthropic") return "anthropic";
+  return llmTypeIn(fields, model) === "anthropic" ? "anthropic" : undefined;
+}
+
+/**
+ * The `_llmType()` of the chat model a request goes through (`"googlegenerativeai"`, `"google"`,
+ * `"chat_bedrock_converse"`, ...), through `initChatModel` and bound models as
+ * {@link repairTargetOf} reads them; `undefined` when it has none, or it throws.
+ */
+export function llmTypeOf(model: unknown): string | undefined {
+  try {
+    return readInnerModel(model, llmTypeIn, undefined);
+  } catch {
+    return undefined;
   }
+}
+
+function llmTypeIn(fields: Fields, model: unknown): string | undefined {
+  if (typeof fields._llmType !== "function") return undefined;
+  const type = (fields._llmType as () => unknown).call(model);
+  return typeof type === "string" ? type : undefined;
+}
+
+/**
+ * What `read` finds in a model, or else in the model it holds: the one model of a model made by
+ * `initChatModel`, or the model a bound model binds (three levels at most). `read` takes `arg`
+ * rather than a closure: this runs before every model call.
+ */
+function readInnerModel<A, T>(
+  model: unknown,
+  read: (fields: Fields, model: unknown, arg: A) => T | undefined,
+  arg: A,
+  depth = 0,
+): T | undefined {
+  // A model may be a callable object; `fieldsOf` takes only records that are not functions.
+  const fields = typeof model === "function" ? (model as unknown as Fields) : fieldsOf(model);
+  if (fields === undefined || depth > 3) return undefined;
+  const found = read(fields, model, arg);
+  if (found !== undefined) return found;
   const cache = fields._modelInstanceCache;
   if (cache instanceof Map && cache.size === 1) {
-    return targetOf(cache.values().next().value, tools, depth + 1);
+    return readInnerModel(cache.values().next().value, read, arg, depth + 1);
   }
-  if (fields.bound !== undefined) return targetOf(fields.bound, tools, depth + 1);
-  return "any";
+  if (fields.bound !== undefined) return readInnerModel(fields.bound, read, arg, depth + 1);
+  return undefined;
 }

@@ -51,6 +51,7 @@ export const PROBLEM_DESCRIPTIONS = Object.freeze({
   missing_id: "calls without an id or with one made twice",
   missing_name: "calls without a name",
   unlisted: "calls not every client sends",
+  turn_order: "turns out of the order some providers require",
 }) satisfies Readonly<Record<Problem, string>>;
 
 /** The problems an audit counts, by the repair that fixes each, in the order the report lists them. */

@@ -91,6 +91,68 @@ export const PLACEHOLDER_CATALOG = Object.freeze({
   },
 } satisfies Record<string, PlaceholderTexts>);
 
+/**
+ * Which synthetic turn a text is for: `reply`, the assistant turn written between tool results and
+ * a user message that follows them; `gap`, the user turn written where dropped orphan results left
+ * an assistant message first, or right after another assistant message. Only wires with rules on
+ * the order of turns need them.
+ */
+export type SyntheticTurn = "reply" | "gap";
+
+/**
+ * The built-in texts of the synthetic turns, in every locale of {@link PLACEHOLDER_CATALOG}: they
+ * say what happened, and nothing the model could take for a result or a request.
+ *
+ * @example
+ * ```ts
+ * import { TURN_CATALOG } from "tool-call-resilience";
+ *
+ * console.log(TURN_CATALOG.de.reply);
+ * ```
+ */
+export const TURN_CATALOG = Object.freeze({
+  en: {
+    reply: "[No reply was written to the tool results above.]",
+    gap: "[Some messages of this conversation are not included here.]",
+  },
+  "zh-CN": {
+    reply: "[上述工具结果之后没有写出回复。]",
+    gap: "[此处未包含本对话的部分消息。]",
+  },
+  "zh-TW": {
+    reply: "[上述工具結果之後沒有寫出回覆。]",
+    gap: "[此處未包含本對話的部分訊息。]",
+  },
+  ja: {
+    reply: "[上記のツール結果に対する返答は書かれていません。]",
+    gap: "[この会話の一部のメッセージはここに含まれていません。]",
+  },
+  ko: {
+    reply: "[위 도구 결과에 대한 답변은 작성되지 않았습니다.]",
+    gap: "[이 대화의 일부 메시지는 여기에 포함되어 있지 않습니다.]",
+  },
+  es: {
+    reply: "[No se escribió ninguna respuesta a los resultados de las herramientas anteriores.]",
+    gap: "[Algunos mensajes de esta conversación no se incluyen aquí.]",
+  },
+  fr: {
+    reply: "[Aucune réponse n’a été rédigée aux résultats d’outils ci-dessus.]",
+    gap: "[Certains messages de cette conversation ne sont pas inclus ici.]",
+  },
+  de: {
+    reply: "[Auf die obigen Tool-Ergebnisse wurde keine Antwort geschrieben.]",
+    gap: "[Einige Nachrichten dieses Gesprächs sind hier nicht enthalten.]",
+  },
+  "pt-BR": {
+    reply: "[Nenhuma resposta foi escrita para os resultados das ferramentas acima.]",
+    gap: "[Algumas mensagens desta conversa não estão incluídas aqui.]",
+  },
+  ru: {
+    reply: "[Ответ на результаты инструментов выше не был написан.]",
+    gap: "[Некоторые сообщения этого разговора здесь не приведены.]",
+  },
+} satisfies Record<keyof typeof PLACEHOLDER_CATALOG, Readonly<Record<SyntheticTurn, string>>>);
+
 /** A locale the built-in catalog has texts for. */
 export type CatalogLocale = keyof typeof PLACEHOLDER_CATALOG;
 
@@ -189,4 +251,16 @@ function resolveTag(tag: string): CatalogLocale {
  */
 export function catalogText(reason: PlaceholderReason, locale?: string): string {
   return PLACEHOLDER_CATALOG[resolveCatalogLocale(locale)][reason];
+}
+
+/**
+ * The built-in text of a synthetic turn in a locale, after {@link resolveCatalogLocale}.
+ *
+ * @example
+ * ```ts
+ * turnText("reply", "fr-CA"); // "[Aucune réponse n’a été rédigée aux résultats d’outils ci-dessus.]"
+ * ```
+ */
+export function turnText(turn: SyntheticTurn, locale?: string): string {
+  return TURN_CATALOG[resolveCatalogLocale(locale)][turn];
 }

@@ -20,7 +20,7 @@ import {
   isToolMessage,
   NESTED_LOOP_LIMIT,
 } from "./well-formed.js";
-import type { RepairTarget } from "./wire.js";
+import { isUserTurn, NO_TURN_ORDER, type RepairTarget, type TurnOrder } from "./wire.js";
 
 /** A group whose only fault is calls without results. */
 export interface MissingResultsGroup {
@@ -55,6 +55,7 @@ export function findMissingResults(
   messages: readonly unknown[],
   firstUnsound: number,
   target?: RepairTarget,
+  turns: TurnOrder = NO_TURN_ORDER,
 ): MissingResultsGroup[] | undefined {
   // Built as it is found, usually of one group: an empty list that is pushed to reserves room
   // for 17, a repair's largest allocation after the placeholder itself.
@@ -65,7 +66,10 @@ export function findMissingResults(
     if (group === undefined) return undefined;
     if (groups === undefined) groups = [group];
     else groups.push(group);
-    unsound = firstUnsoundIndex(messages, group.end, false, target);
+    // A user message right after the group gets its reply from the placeholder path itself.
+    const next =
+      turns.replyAfterResults && isUserTurn(messages[group.end]) ? group.end + 1 : group.end;
+    unsound = firstUnsoundIndex(messages, next, false, target, turns);
   }
   return groups ?? [];
 }

@@ -79,7 +79,28 @@ function syntheticMetadata(reason: PlaceholderReason): Record<string, unknown> {
 }
 
 /**
- * Whether a message is a placeholder inserted by this library (with `markSynthetic` on), and why.
+ * The reason a synthetic turn carries (an AI or human message written for a wire's order of
+ * turns, not a placeholder).
+ */
+export const TURN_ORDER_REASON = "turn_order";
+
+/**
+ * Why the library inserted a message: a placeholder's reason, or {@link TURN_ORDER_REASON} for a
+ * synthetic turn.
+ */
+export type SyntheticReason = PlaceholderReason | typeof TURN_ORDER_REASON;
+
+/** The metadata that marks a synthetic turn (see {@link syntheticMetadata}). */
+export function syntheticTurnMetadata(): Record<string, unknown> {
+  return { synthetic: true, synthetic_reason: TURN_ORDER_REASON } satisfies Record<
+    typeof SYNTHETIC_MARKER | typeof SYNTHETIC_REASON_KEY,
+    unknown
+  >;
+}
+
+/**
+ * Whether a message was inserted by this library (with `markSynthetic` on), and why: a
+ * placeholder's reason, or `"turn_order"` for a synthetic turn.
  *
  * @example
  * ```ts
@@ -87,12 +108,13 @@ function syntheticMetadata(reason: PlaceholderReason): Record<string, unknown> {
  * const inserted = messages.filter((message) => syntheticReasonOf(message) !== undefined);
  * ```
  */
-export function syntheticReasonOf(message: unknown): PlaceholderReason | undefined {
+export function syntheticReasonOf(message: unknown): SyntheticReason | undefined {
   if (message === null || typeof message !== "object") return undefined;
   const metadata = (message as { response_metadata?: unknown }).response_metadata;
   if (metadata === null || typeof metadata !== "object") return undefined;
   const fields = metadata as Record<string, unknown>;
   if (fields[SYNTHETIC_MARKER] !== true) return undefined;
   const reason = fields[SYNTHETIC_REASON_KEY];
-  return reason === "invalid_arguments" ? "invalid_arguments" : "interrupted";
+  if (reason === "invalid_arguments" || reason === TURN_ORDER_REASON) return reason;
+  return "interrupted";
 }

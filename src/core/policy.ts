@@ -138,8 +138,9 @@ export const repairOptionsShape = {
   /**
    * The client whose converter the repaired history is for: `"openai-completions"` (ChatOpenAI on
    * Chat Completions), `"openai-responses"` (ChatOpenAI on the Responses API), `"anthropic"`
-   * (ChatAnthropic), or `"any"`, a history every one of them sends alike. The attachments read it
-   * from the request's model; see the README's "Which client a repair is for".
+   * (ChatAnthropic), or `"any"`, a history every one of them sends alike, in an order of turns
+   * every provider's wire accepts (Bedrock Converse and Mistral included). The attachments read
+   * it from the request's model; see the README's "Which client a repair is for".
    * @default "any"
    * @example
    * ```ts

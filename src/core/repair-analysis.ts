@@ -164,6 +164,7 @@ export function analyze(
         needsRepair = true;
         continue;
       }
+      nameAfterResult(entry, slot, messages);
       const kind = answerKindOf(slot.wire.kind, target);
       if (kind === undefined || resultKindOf(messages[slot.answeredBy]) === kind) continue;
       retyped.set(slot.answeredBy, kind);
@@ -171,6 +172,19 @@ export function analyze(
     }
   }
   return { entries, fates, renamed, retyped, needsRepair };
+}
+
+/**
+ * A call without a name takes the name of the result that answers it, where that result has one:
+ * the providers that pair a response with its call by name (Gemini, Mistral) then see one name.
+ */
+function nameAfterResult(entry: AiEntry, slot: CallSlot, messages: readonly unknown[]): void {
+  if (slot.wire.name !== undefined || slot.wire.kind === "computer") return;
+  const name = toolMessageNameOf(messages[slot.answeredBy]);
+  if (name === undefined) return;
+  slot.name = name;
+  const change = entry.changes.get(slot.wireIndex);
+  if (change?.name !== undefined) entry.changes.set(slot.wireIndex, { ...change, name });
 }
 
 function isClaimed(entries: ReadonlyMap<number, AiEntry>, result: number): boolean {
@@ -182,8 +196,10 @@ function isClaimed(entries: ReadonlyMap<number, AiEntry>, result: number): boole
 
 /**
  * Pairs the results without an id in an AI message's group with its calls that had none: in
- * order when there are as many of each (ToolNode answers in call order), otherwise by tool name
- * where exactly one call has the result's name. Returns the results left unpaired.
+ * order when there are as many of each (ToolNode answers in call order); otherwise each result,
+ * in order, answers the first call still unanswered that has its name, else the first that has
+ * no name (or any, for a result without a name). An ambiguous result is so paired, never lost;
+ * returns the results left unpaired, which no call can take.
  */
 function pairIdlessResults(
   messages: readonly unknown[],
@@ -200,13 +216,12 @@ function pairIdlessResults(
   const left: number[] = [];
   for (const result of results) {
     const name = toolMessageNameOf(messages[result]);
-    const named = calls.filter((slot) => slot.answeredBy < 0 && slot.name === name);
-    const sameName = results.filter((other) => toolMessageNameOf(messages[other]) === name);
-    if (name !== undefined && named.length === 1 && sameName.length === 1) {
-      (named[0] as CallSlot).answeredBy = result;
-    } else {
-      left.push(result);
-    }
+    const open = (slot: CallSlot) => slot.answeredBy < 0;
+    const call =
+      calls.find((slot) => open(slot) && slot.name === name) ??
+      calls.find((slot) => open(slot) && (name === undefined || slot.wire.name === undefined));
+    if (call === undefined) left.push(result);
+    else call.answeredBy = result;
   }
   return left;
 }

@@ -38,7 +38,8 @@ export interface CallSlot {
   readonly repeatedId: string | undefined;
   /** Whether the call had no id at all (so a result without one may answer it). */
   readonly idless: boolean;
-  readonly name: string;
+  /** Its name; for a call without one, its result's name once a result that has one answers it. */
+  name: string;
   /** Input index of the tool message that answers it, or -1. */
   answeredBy: number;
   /** Whether that tool message stands somewhere other than the group right after the call. */

@@ -79,6 +79,16 @@ export const REPAIR_KINDS = defineRepairKinds({
     auditName: "unlisted",
     phrase: { verb: "listed", object: "tool call(s) in tool_calls that not every client sends" },
   },
+  /**
+   * A short synthetic turn was written where a provider's order of turns needs one: an assistant
+   * turn between tool results and a following user message (Bedrock Converse, Mistral), or a user
+   * turn before an assistant message that a dropped orphan left first (Bedrock Converse).
+   */
+  turn_inserted: {
+    metricValue: "turn_inserted",
+    auditName: "turn_order",
+    phrase: { verb: "inserted", object: "synthetic turn(s) the order of turns needs" },
+  },
 });
 
 /**

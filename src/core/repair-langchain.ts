@@ -3,25 +3,46 @@
  * module of the engine that imports LangChain, so that the native-format adapters, which run
  * without it, can share the rest.
  */
-import { ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { RepairOptions, RepairPolicy } from "./policy.js";
 import { repairHistory, repairHistoryCarefully } from "./repair.js";
 import type { HistoryRepair, RepairContext } from "./repair-log.js";
-import type { ToolMessageFactory } from "./tool-message.js";
-
-/** What {@link repairToolCalls} returns: the history, with the `ToolMessage`s it made. */
-export interface RepairResult<T = unknown> extends HistoryRepair<T | ToolMessage> {}
+import type { ToolMessageFactory, TurnMessageFields } from "./tool-message.js";
 
 /**
- * Makes a LangChain `ToolMessage`: what the engine writes into a LangChain history.
+ * What {@link repairToolCalls} returns: the history, with the `ToolMessage`s it made, and the
+ * synthetic `AIMessage` or `HumanMessage` turns some wires' order of turns needs.
+ */
+export interface RepairResult<T = unknown>
+  extends HistoryRepair<T | ToolMessage | AIMessage | HumanMessage> {}
+
+/**
+ * Makes a LangChain `ToolMessage`, and with `turn` a synthetic `AIMessage` or `HumanMessage`: what
+ * the engine writes into a LangChain history.
  *
  * @example
  * ```ts
  * newToolMessage({ content: "42", tool_call_id: "call_1" }); // ToolMessage
  * ```
  */
-export const newToolMessage: ToolMessageFactory<ToolMessage> = (fields) =>
-  new ToolMessage(fields as ConstructorParameters<typeof ToolMessage>[0] & object);
+export const newToolMessage: ToolMessageFactory<ToolMessage | AIMessage | HumanMessage> =
+  Object.assign(
+    (fields: Parameters<ToolMessageFactory>[0]) =>
+      new ToolMessage(fields as ConstructorParameters<typeof ToolMessage>[0] & object),
+    {
+      // Every field given, so the constructors have nothing to fill in (measured: a third less).
+      turn: (role: "ai" | "human", { content, response_metadata }: TurnMessageFields) =>
+        role === "ai"
+          ? new AIMessage({
+              content,
+              tool_calls: [],
+              invalid_tool_calls: [],
+              additional_kwargs: {},
+              response_metadata,
+            })
+          : new HumanMessage({ content, additional_kwargs: {}, response_metadata }),
+    },
+  );
 
 /**
  * Finds and repairs broken tool-call protocol in a chat history: calls without results get a

@@ -3,9 +3,10 @@
  * {@link ToolCallRepair} each, with the placeholder that each dangling call is given. The paths of
  * the engine (the placeholder-only one and the rebuild) share it, so a repair is recorded one way.
  */
-import type { PlaceholderReason } from "./locales.js";
+import { type PlaceholderReason, type SyntheticTurn, turnText } from "./locales.js";
+import { answeredToolCallIdOf, toolMessageNameOf } from "./messages.js";
 import { placeholderText } from "./placeholder.js";
-import { createPlaceholder } from "./placeholder-message.js";
+import { createPlaceholder, syntheticTurnMetadata } from "./placeholder-message.js";
 import type { RepairPolicy } from "./policy.js";
 import type { RepairKind } from "./repair-kinds.js";
 import type { ToolMessageFactory } from "./tool-message.js";
@@ -20,11 +21,15 @@ export interface ToolCallRepair {
   readonly toolName: string;
   /** Why a placeholder was needed; only on `placeholder_inserted`. */
   readonly reason?: PlaceholderReason;
-  /** Index, in the input, of the AI message that made the call (absent for orphans). */
+  /**
+   * Index, in the input, of the AI message that made the call (absent for orphans); for a
+   * synthetic reply, of the AI message whose results it follows.
+   */
   readonly callIndex?: number;
   /**
    * Index, in the input, of the tool message moved or dropped (for a result that stood as a
-   * `tool_result` block, of the human message that held it).
+   * `tool_result` block, of the human message that held it); for a synthetic gap, of the message
+   * whose taking away left it needed.
    */
   readonly resultIndex?: number;
   /** Index, in the returned messages, of the inserted, moved or copied message (absent for drops). */
@@ -127,6 +132,56 @@ export class RepairLog {
   }
 
   /**
+   * The synthetic reply (an AI message) the caller writes at `outputIndex`, after `result`, the
+   * tool message before a user message: recorded under the call that result answers, made by the
+   * AI message at `aiIndex` in the input.
+   */
+  reply(result: unknown, aiIndex: number | undefined, outputIndex: number): unknown {
+    const repair: Mutable<ToolCallRepair> = {
+      kind: "turn_inserted",
+      toolCallId: answeredToolCallIdOf(result) ?? "",
+      toolName: toolMessageNameOf(result) ?? UNKNOWN_TOOL_NAME,
+      outputIndex,
+    };
+    if (aiIndex !== undefined) repair.callIndex = aiIndex;
+    return this.#turn("reply", repair);
+  }
+
+  /**
+   * The synthetic gap (a human message) the caller writes at `outputIndex`, before an AI message
+   * that the repair left first or right after another AI message by taking `removed` (at
+   * `removedIndex` in the input) away, an orphan dropped or a result moved: recorded under the
+   * call id and name `removed` carries.
+   */
+  gap(removed: unknown, removedIndex: number, outputIndex: number): unknown {
+    return this.#turn("gap", {
+      kind: "turn_inserted",
+      toolCallId: answeredToolCallIdOf(removed) ?? "",
+      toolName: toolMessageNameOf(removed) ?? UNKNOWN_TOOL_NAME,
+      resultIndex: removedIndex,
+      outputIndex,
+    });
+  }
+
+  /** A synthetic turn the order of turns needs; only called when `make` has a `turn`. */
+  #turn(turn: SyntheticTurn, repair: ToolCallRepair): unknown {
+    this.record(repair);
+    const make = this.#make.turn as NonNullable<ToolMessageFactory["turn"]>;
+    return make(turn === "reply" ? "ai" : "human", {
+      content: turnText(turn, this.#resolvedLocale()),
+      response_metadata: this.#policy.markSynthetic ? syntheticTurnMetadata() : {},
+    });
+  }
+
+  #resolvedLocale(): string | undefined {
+    if (!this.#localeResolved) {
+      this.#locale = localeOf(this.#context, this.#policy);
+      this.#localeResolved = true;
+    }
+    return this.#locale;
+  }
+
+  /**
    * The placeholder for the call `id` (tool `name`, of `kind`) of the AI message at `aiIndex` in
    * the input, which the caller writes at `outputIndex`. Given field by field: this runs for every
    * dangling call, where an object per call showed.
@@ -139,14 +194,10 @@ export class RepairLog {
     kind: CallKind,
     outputIndex: number,
   ): unknown {
-    if (!this.#localeResolved) {
-      this.#locale = localeOf(this.#context, this.#policy);
-      this.#localeResolved = true;
-    }
     const { text, error } = placeholderText(
       this.#policy.placeholder,
       { toolName: name, toolCallId: id, reason },
-      this.#locale,
+      this.#resolvedLocale(),
     );
     const repair: Mutable<ToolCallRepair> = {
       kind: "placeholder_inserted",

@@ -5,7 +5,14 @@
  * ids and kinds of output of the calls they answer; every change is recorded.
  */
 import { type ExpandedHistory, expandHumanResults } from "./human-results.js";
-import { answeredToolCallIdOf, copyWith, toolMessageNameOf, withAnsweredId } from "./messages.js";
+import {
+  answeredToolCallIdOf,
+  copyWith,
+  MessageKind,
+  messageKindOf,
+  toolMessageNameOf,
+  withAnsweredId,
+} from "./messages.js";
 import type { RepairPolicy } from "./policy.js";
 import { analyze, Fate } from "./repair-analysis.js";
 import type { AiEntry, CallSlot } from "./repair-calls.js";
@@ -18,7 +25,15 @@ import {
   UNKNOWN_TOOL_NAME,
 } from "./repair-log.js";
 import type { ToolMessageFactory } from "./tool-message.js";
-import { type CallKind, hasInvalidArguments, type RepairTarget, withWireChanges } from "./wire.js";
+import {
+  type CallKind,
+  hasInvalidArguments,
+  isSystemTurn,
+  isUserTurn,
+  type RepairTarget,
+  type TurnOrder,
+  withWireChanges,
+} from "./wire.js";
 
 /** A copy of a result carrying the markers of this kind of output, and no others. */
 function withResultKind(message: unknown, kind: CallKind): unknown {
@@ -36,7 +51,11 @@ function withResultKind(message: unknown, kind: CallKind): unknown {
 /**
  * The repair of a history by the analysis: from `from` on, every message is written again as the
  * analysis decided, and what stands before it is kept as it is; ids are assigned unique across
- * the window that begins at `start`. Returns the input itself when nothing needed repair.
+ * the window that begins at `start`. Where the wire wants them (`turns`), a synthetic reply goes
+ * between a tool message and a user message after it, and a synthetic gap (a user turn) before an
+ * AI message that the repair left first, or right after another AI message, by taking away what
+ * stood before it (an orphan dropped, a result moved to its call). Returns the input itself when
+ * nothing needed repair.
  */
 export function rebuild<T>(
   input: readonly T[],
@@ -45,6 +64,7 @@ export function rebuild<T>(
   policy: RepairPolicy,
   context: RepairContext | undefined,
   target: RepairTarget,
+  turns: TurnOrder,
   make: ToolMessageFactory,
 ): HistoryRepair<unknown> {
   // Anthropic results in human messages are read, and written, as tool messages.
@@ -60,7 +80,11 @@ export function rebuild<T>(
     const result = id === undefined ? messages[index] : withAnsweredId(messages[index], id);
     return kind === undefined ? result : withResultKind(result, kind);
   };
-  if (!analysis.needsRepair && expanded === undefined) {
+  if (
+    !analysis.needsRepair &&
+    expanded === undefined &&
+    !(turns.replyAfterResults && hasUserAfterResult(messages, start, from))
+  ) {
     return { messages: input as T[], repairs: NO_REPAIRS };
   }
 
@@ -94,6 +118,25 @@ export function rebuild<T>(
     output.push(resultAt(index));
   };
 
+  /** Writes the synthetic turn the wire wants before the message at `index`, if any. */
+  const turnBefore = (index: number) => {
+    const message = messages[index];
+    // Before `from`, the output's indexes are the input's: a result before the window is not read.
+    if (turns.replyAfterResults && isUserTurn(message) && endsWithResult(output, start)) {
+      const ai = previousAiMessage(messages, start, index);
+      const aiIndex = ai < 0 ? undefined : inputIndexOf(ai);
+      output.push(log.reply(output[output.length - 1], aiIndex, output.length));
+      return;
+    }
+    if (!turns.userBeforeAssistant || messageKindOf(message) !== MessageKind.Ai) return;
+    // The repair took away what stood between this AI message and the turn before it.
+    const before = previousTurn(messages, start, index);
+    if (before < 0 || messageKindOf(messages[before]) === MessageKind.Ai) return;
+    if (lastTurnIsAssistant(output)) {
+      output.push(log.gap(messages[before], inputIndexOf(before), output.length));
+    }
+  };
+
   for (let index = from; index < messages.length; index++) {
     const fate = fates.get(index);
     const message = messages[index];
@@ -110,9 +153,13 @@ export function rebuild<T>(
     const entry = entries.get(index);
     if (entry === undefined) {
       if (isExtracted(message)) emitResult(index, undefined);
-      else output.push(resultAt(index));
+      else {
+        if (messageKindOf(message) !== MessageKind.Tool) turnBefore(index);
+        output.push(resultAt(index));
+      }
       continue;
     }
+    turnBefore(index);
     const written = writeCalls(entry, log, inputIndexOf(index), output.length);
     output.push(written);
 
@@ -134,6 +181,52 @@ export function rebuild<T>(
     }
   }
   return { messages: output, repairs };
+}
+
+/** Whether a user message stands right after a tool message of the window, from `from` on. */
+function hasUserAfterResult(messages: readonly unknown[], start: number, from: number): boolean {
+  for (let index = Math.max(from, start + 1); index < messages.length; index++) {
+    if (isUserTurn(messages[index]) && messageKindOf(messages[index - 1]) === MessageKind.Tool) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The index of the last AI message before `index` and at `start` or after (whose results a reply
+ * follows), or -1.
+ */
+function previousAiMessage(messages: readonly unknown[], start: number, index: number): number {
+  let before = index - 1;
+  while (before >= start && messageKindOf(messages[before]) !== MessageKind.Ai) before--;
+  return before < start ? -1 : before;
+}
+
+/**
+ * The index of the last turn before `index` and at `start` or after (system messages are no
+ * turns), or -1.
+ */
+function previousTurn(messages: readonly unknown[], start: number, index: number): number {
+  for (let before = index - 1; before >= start; before--) {
+    if (!isSystemTurn(messages[before])) return before;
+  }
+  return -1;
+}
+
+/**
+ * Whether the last turn written is an AI message, or there is none. Only asked when the repair
+ * took something away, which it does only with a window that starts at the first message.
+ */
+function lastTurnIsAssistant(output: readonly unknown[]): boolean {
+  const last = previousTurn(output, 0, output.length);
+  return last < 0 || messageKindOf(output[last]) === MessageKind.Ai;
+}
+
+/** Whether the last message written is a tool message, at `start` or after. */
+function endsWithResult(output: readonly unknown[], start: number): boolean {
+  const last = output.length - 1;
+  return last >= start && messageKindOf(output[last]) === MessageKind.Tool;
 }
 
 /**

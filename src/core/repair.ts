@@ -22,7 +22,13 @@ import { type HistoryRepair, NO_REPAIRS, type RepairContext } from "./repair-log
 import { rebuild } from "./repair-rebuild.js";
 import type { ToolMessageFactory } from "./tool-message.js";
 import { firstUnsoundIndex } from "./well-formed.js";
-import { REPAIR_TARGETS, type RepairTarget } from "./wire.js";
+import {
+  NO_TURN_ORDER,
+  REPAIR_TARGETS,
+  type RepairTarget,
+  type TurnOrder,
+  turnOrderOf,
+} from "./wire.js";
 
 /**
  * The engine: {@link repairToolCalls} with the tool messages it writes made by `make`, for
@@ -86,16 +92,22 @@ function repairReadable<T>(
 ): HistoryRepair<unknown> {
   const start = windowStart(messages.length, resolved.window);
   const keepUnmatched = keepsUnmatchedResults(resolved, start);
-  const unsound = firstUnsoundIndex(messages, start, keepUnmatched, target);
+  const turns = turnOrderFor(target, make);
+  const unsound = firstUnsoundIndex(messages, start, keepUnmatched, target, turns);
   if (unsound === messages.length) return { messages: messages as unknown[], repairs: NO_REPAIRS };
-  const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound, target);
+  const missing = keepUnmatched ? undefined : findMissingResults(messages, unsound, target, turns);
   if (missing !== undefined) {
-    return insertPlaceholders(messages, missing, resolved, context, target, make);
+    return insertPlaceholders(messages, missing, resolved, context, target, turns, make);
   }
   // A result kept where it stood (a stray the clean path let pass) may be the one a later call
   // lacks: the analysis then reads the whole window.
   const from = keepUnmatched ? start : unsound;
-  return rebuild(messages, start, from, resolved, context, target, make);
+  return rebuild(messages, start, from, resolved, context, target, turns, make);
+}
+
+/** The turns a repair for `target` writes: none when `make` cannot make them. */
+function turnOrderFor(target: RepairTarget, make: ToolMessageFactory): TurnOrder {
+  return make.turn === undefined ? NO_TURN_ORDER : turnOrderOf(target);
 }
 
 /**
@@ -140,7 +152,10 @@ export function repairHistoryCarefully<T, R>(
   const resolved = resolvePolicy(policy);
   const start = windowStart(messages.length, resolved.window);
   const target = targetOf(resolved, context);
-  return rebuild(messages, start, start, resolved, context, target, make) as HistoryRepair<T | R>;
+  const turns = turnOrderFor(target, make);
+  return rebuild(messages, start, start, resolved, context, target, turns, make) as HistoryRepair<
+    T | R
+  >;
 }
 
 function resolvePolicy(policy: RepairPolicy | RepairOptions | undefined): RepairPolicy {

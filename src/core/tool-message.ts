@@ -15,11 +15,23 @@ export interface ToolMessageFields {
   readonly response_metadata?: Record<string, unknown>;
 }
 
+/** The fields of a synthetic turn the engine writes: its text, and the synthetic marker or none. */
+export interface TurnMessageFields {
+  readonly content: string;
+  readonly response_metadata: Record<string, unknown>;
+}
+
 /**
  * Makes a tool message from its fields. Called with an object literal that has the same keys, in
  * the same order, every time, and should keep it that way (see the engine's `createPlaceholder`).
+ *
+ * A factory with `turn` also makes the short synthetic turns some wires' order of turns needs:
+ * an AI message (`"ai"`) or a human message (`"human"`). Without it the engine writes none, as for
+ * the native formats, whose wires have no such rule.
  */
-export type ToolMessageFactory<R = unknown> = (fields: ToolMessageFields) => R;
+export type ToolMessageFactory<R = unknown> = ((fields: ToolMessageFields) => R) & {
+  readonly turn?: (role: "ai" | "human", fields: TurnMessageFields) => R;
+};
 
 /** A tool message as a plain object: its fields and `type: "tool"`, the way the engine reads one. */
 export type PlainToolMessage = ToolMessageFields & { readonly type: "tool" };

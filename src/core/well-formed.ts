@@ -11,11 +11,14 @@ import {
   answerKindOf,
   type CallKind,
   isUnsynced,
+  isUserTurn,
   lacksName,
+  NO_TURN_ORDER,
   type RepairTarget,
   readWire,
   resultKindOf,
   sentCalls,
+  type TurnOrder,
   type WireCall,
 } from "./wire.js";
 
@@ -39,6 +42,9 @@ export const NESTED_LOOP_LIMIT = 32;
  * target such a group needs a repair. Such blocks anywhere else are not looked for here: they
  * answer no call, and the repair drops them when the history needs one for something else.
  *
+ * Where the target's wire wants a reply between tool results and a user message (`turns`), a user
+ * message right after a tool message is where the history breaks too.
+ *
  * Everything before the returned index is well formed, and no later message can change that:
  * results only ever answer calls made before them, and every call before the index is answered.
  *
@@ -53,7 +59,9 @@ export function firstUnsoundIndex(
   start: number,
   keepStrays: boolean,
   target: RepairTarget = "any",
+  turns: TurnOrder = NO_TURN_ORDER,
 ): number {
+  const replyAfterResults = turns.replyAfterResults;
   // One loop with the usual fields read directly: it runs for every message before every model
   // call, where a helper call or a second read per message shows (BENCHMARKS.md). Anything
   // unusual goes to messageKindOf and the careful group check.
@@ -62,6 +70,9 @@ export function firstUnsoundIndex(
   // The last group vouched for by its results in call order, and where its results end.
   let lastGroup = -1;
   let lastGroupEnd = -1;
+  // The index right after the last tool message read: a user message there wants a reply first
+  // (`turns`). Kept as it goes, so that a human message costs one comparison more.
+  let afterResult = -1;
   while (index < end) {
     const message = messages[index] as Fields | null | undefined;
     if (message == null) {
@@ -75,6 +86,7 @@ export function firstUnsoundIndex(
         // check looks at the message right after it); anywhere else they answer no call, and
         // are dropped or moved only when the history needs a repair for something else. A check
         // of every human message here measured as a tenth of the clean path.
+        if (index === afterResult && replyAfterResults && type === "human") return index;
         index++;
         continue;
       }
@@ -82,6 +94,8 @@ export function firstUnsoundIndex(
       if (kind === MessageKind.Tool && !keepStrays)
         return index === lastGroupEnd ? lastGroup : index;
       if (kind !== MessageKind.Ai) {
+        if (index === afterResult && replyAfterResults && isUserTurn(message)) return index;
+        if (kind === MessageKind.Tool) afterResult = index + 1;
         index++;
         continue;
       }
@@ -117,11 +131,13 @@ export function firstUnsoundIndex(
         lastGroup = index;
         index = answeredUpTo;
         lastGroupEnd = answeredUpTo;
+        afterResult = answeredUpTo;
         continue;
       }
     }
     const groupEnd = groupAnsweredUpTo(messages, index, listedOnly, keepStrays, target);
     if (groupEnd < 0) return index;
+    if (groupEnd > index + 1 && isToolMessage(messages[groupEnd - 1])) afterResult = groupEnd;
     lastGroup = index;
     index = groupEnd;
     lastGroupEnd = groupEnd;

@@ -17,6 +17,8 @@
  * `"any"` asks for a history every one of them sends alike; which calls each client sends is
  * `wire-clients.ts`'s answer. This module runs on the repair path and on the clean path only for
  * messages the clean path's fast loop cannot vouch for (content blocks, raw calls, output items).
+ * Which turns a wire wants around the calls and their results (Bedrock Converse, Mistral) is
+ * `wire-turns.ts`'s answer.
  *
  * This file is the one door to those modules: the engine, the options and the public surface
  * import the wire from here.
@@ -39,3 +41,10 @@ export {
   type RepairTarget,
   resultKindOf,
 } from "./wire-targets.js";
+export {
+  isSystemTurn,
+  isUserTurn,
+  NO_TURN_ORDER,
+  type TurnOrder,
+  turnOrderOf,
+} from "./wire-turns.js";

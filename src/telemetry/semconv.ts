@@ -158,6 +158,11 @@ export const REPAIR_KIND_VALUE_NAME_ASSIGNED = REPAIR_KINDS.name_assigned.metric
  * clients read calls, so that every client sends it (target `"any"`).
  */
 export const REPAIR_KIND_VALUE_CALL_LISTED = REPAIR_KINDS.call_listed.metricValue;
+/**
+ * Repair kind: a short synthetic turn was written where a provider's order of turns needs one (an
+ * assistant turn between tool results and a user message, or a user turn first).
+ */
+export const REPAIR_KIND_VALUE_TURN_INSERTED = REPAIR_KINDS.turn_inserted.metricValue;
 
 /**
  * Every repair kind's metric value, by kind. Its type holds each kind of the engine's table to a
@@ -175,6 +180,7 @@ export const REPAIR_KIND_VALUES = Object.freeze({
   id_assigned: REPAIR_KIND_VALUE_ID_ASSIGNED,
   name_assigned: REPAIR_KIND_VALUE_NAME_ASSIGNED,
   call_listed: REPAIR_KIND_VALUE_CALL_LISTED,
+  turn_inserted: REPAIR_KIND_VALUE_TURN_INSERTED,
 } as const) satisfies { readonly [Kind in RepairKind]: (typeof REPAIR_KINDS)[Kind]["metricValue"] };
 
 /**

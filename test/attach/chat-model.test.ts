@@ -10,7 +10,12 @@ import type { MeterProvider } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { unrepairedModelOf } from "../../src/attach/chat-model.js";
-import { ToolCallResilienceOptionsError, withToolCallRepair } from "../../src/index.js";
+import {
+  syntheticReasonOf,
+  ToolCallResilienceOptionsError,
+  TURN_CATALOG,
+  withToolCallRepair,
+} from "../../src/index.js";
 import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
@@ -29,7 +34,8 @@ import { metricsHarness } from "../helpers/telemetry.js";
 
 const quiet = { logger: false } as const;
 const dangling = () => [human("Find x"), aiCalls("call_1"), human("Go on")];
-const REPAIRED = ["human", "ai(call_1)", "tool(call_1)", "human"];
+/** The placeholder, then the synthetic reply the order of turns needs before the user's message. */
+const REPAIRED = ["human", "ai(call_1)", "tool(call_1)", "ai", "human"];
 
 const answers = (count: number) =>
   Array.from({ length: count }, (_, index) => new AIMessage(`answer ${index}`));
@@ -47,7 +53,12 @@ describe("withToolCallRepair", () => {
       // read to the end
     }
     expect(base.callCount).toBe(5);
-    for (let call = 0; call < 5; call++) expect(shapeOf(receivedBy(base, call))).toEqual(REPAIRED);
+    for (let call = 0; call < 5; call++) {
+      const received = receivedBy(base, call);
+      expect(shapeOf(received)).toEqual(REPAIRED);
+      expect(received[3]?.content).toBe(TURN_CATALOG.en.reply);
+      expect(syntheticReasonOf(received[3] as BaseMessage)).toBe("turn_order");
+    }
   });
 
   it("repairs a history that changed since an earlier stream of it was left unread", async () => {
@@ -73,7 +84,13 @@ describe("withToolCallRepair", () => {
     const base = scriptedModel(...answers(1));
     const logger = { warn: vi.fn() };
     const model = withToolCallRepair(base, { logger });
-    const clean = [human("Find x"), aiCalls("call_1"), toolResult("call_1"), human("Thanks")];
+    const clean = [
+      human("Find x"),
+      aiCalls("call_1"),
+      toolResult("call_1"),
+      new AIMessage("Found x."),
+      human("Thanks"),
+    ];
     const invoke = vi.spyOn(BaseChatModel.prototype, "invoke");
     await model.invoke(clean);
     expect(invoke.mock.calls[0]?.[0]).toBe(clean);

@@ -32,6 +32,8 @@ import { metricsHarness } from "../helpers/telemetry.js";
 
 const PREFIX = "[tool-call-resilience] ";
 const ONE_PLACEHOLDER = `${PREFIX}Injecting 1 placeholder ToolMessage(s) for dangling tool calls`;
+/** A placeholder, and the synthetic reply written between it and the user message after it. */
+const ONE_PLACEHOLDER_AND_TURN = `${ONE_PLACEHOLDER}; inserted 1 synthetic turn(s) the order of turns needs`;
 const CALL_1 = { id: "call_1", name: "search", args: { query: "weather" } };
 const CALL_2 = { id: "call_2", name: "search", args: { query: "tides" } };
 const OPENAI_CALL = {
@@ -59,6 +61,13 @@ function linesOf(logger: ReturnType<typeof spyLogger>): string[] {
 /** The tool call ids of the repairs a log line reports. */
 function repairedCallsOf(details: Record<string, unknown> | undefined): string[] {
   return ((details?.repairs ?? []) as ToolCallRepair[]).map((repair) => repair.toolCallId);
+}
+
+/** The kind and tool call id of each repair a log line reports, as `"<kind> <id>"`. */
+function repairsOf(details: Record<string, unknown> | undefined): string[] {
+  return ((details?.repairs ?? []) as ToolCallRepair[]).map(
+    (repair) => `${repair.kind} ${repair.toolCallId}`,
+  );
 }
 
 /** A thread whose first model call already sees a dangling call (`a0` never got its result). */
@@ -109,9 +118,10 @@ describe("every line the library logs starts with [tool-call-resilience]", () =>
       { logger },
     );
 
+    // The native format writes no synthetic turn, and its history ends at the call anyway.
     expect(logger.warn.mock.calls.map(([message]) => message)).toEqual([
-      ONE_PLACEHOLDER,
-      ONE_PLACEHOLDER,
+      ONE_PLACEHOLDER_AND_TURN,
+      ONE_PLACEHOLDER_AND_TURN,
       ONE_PLACEHOLDER,
     ]);
   });
@@ -186,7 +196,7 @@ describe("every line the library logs starts with [tool-call-resilience]", () =>
     const lines = linesOf(logger);
     expect(lines).toEqual([
       `${PREFIX}Locale resolver failed; using English placeholder text`,
-      ONE_PLACEHOLDER,
+      ONE_PLACEHOLDER_AND_TURN,
       `${PREFIX}Placeholder function failed; using the catalog text`,
     ]);
   });
@@ -210,14 +220,20 @@ describe("a dangling call is warned about once per history, its repeats at debug
     expect(model.callCount).toBe(3);
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn.mock.calls[0]).toEqual([
-      ONE_PLACEHOLDER,
-      { threadId: "kept", repairs: [expect.objectContaining({ toolCallId: "call_1" })] },
+      ONE_PLACEHOLDER_AND_TURN,
+      {
+        threadId: "kept",
+        repairs: [
+          expect.objectContaining({ kind: "placeholder_inserted", toolCallId: "call_1" }),
+          expect.objectContaining({ kind: "turn_inserted", toolCallId: "call_1" }),
+        ],
+      },
     ]);
     expect(logger.debug).toHaveBeenCalledTimes(2);
     for (const [message, details] of logger.debug.mock.calls) {
-      expect(message).toBe(`${ONE_PLACEHOLDER} (again; warned on an earlier model call)`);
+      expect(message).toBe(`${ONE_PLACEHOLDER_AND_TURN} (again; warned on an earlier model call)`);
       expect(details).toMatchObject({ threadId: "kept" });
-      expect(repairedCallsOf(details)).toEqual(["call_1"]);
+      expect(repairedCallsOf(details)).toEqual(["call_1", "call_1"]);
     }
     expect(logger.error).not.toHaveBeenCalled();
     // As the counters count it: one dangling call.
@@ -240,7 +256,7 @@ describe("a dangling call is warned about once per history, its repeats at debug
 
     expect(model.callCount).toBe(3);
     expect(warn).toHaveBeenCalledTimes(1);
-    expect(warn.mock.calls[0]?.[0]).toBe(ONE_PLACEHOLDER);
+    expect(warn.mock.calls[0]?.[0]).toBe(ONE_PLACEHOLDER_AND_TURN);
   });
 
   it("warns again, once, for a second dangling call that appears later on the thread", async () => {
@@ -262,16 +278,21 @@ describe("a dangling call is warned about once per history, its repeats at debug
 
     // The second warning tells of the new call alone; the old one, seen again, is at debug.
     expect(logger.warn.mock.calls.map(([message]) => message)).toEqual([
-      ONE_PLACEHOLDER,
-      ONE_PLACEHOLDER,
+      ONE_PLACEHOLDER_AND_TURN,
+      ONE_PLACEHOLDER_AND_TURN,
     ]);
-    expect(logger.warn.mock.calls.map(([, details]) => repairedCallsOf(details))).toEqual([
-      ["call_1"],
-      ["call_2"],
+    expect(logger.warn.mock.calls.map(([, details]) => repairsOf(details))).toEqual([
+      ["placeholder_inserted call_1", "turn_inserted call_1"],
+      ["placeholder_inserted call_2", "turn_inserted call_2"],
     ]);
-    expect(logger.debug.mock.calls.map(([, details]) => repairedCallsOf(details))).toEqual([
-      ["call_1"],
-      ["call_1", "call_2"],
+    expect(logger.debug.mock.calls.map(([, details]) => repairsOf(details))).toEqual([
+      ["placeholder_inserted call_1", "turn_inserted call_1"],
+      [
+        "placeholder_inserted call_1",
+        "turn_inserted call_1",
+        "placeholder_inserted call_2",
+        "turn_inserted call_2",
+      ],
     ]);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     await harness.shutdown();
@@ -346,9 +367,12 @@ describe("a dangling call is warned about once per history, its repeats at debug
     call(brokenThread(), "failing-placeholder");
 
     const failed = `${PREFIX}Placeholder function failed; using the catalog text`;
-    expect(logger.warn.mock.calls.map(([message]) => message)).toEqual([ONE_PLACEHOLDER, failed]);
+    expect(logger.warn.mock.calls.map(([message]) => message)).toEqual([
+      ONE_PLACEHOLDER_AND_TURN,
+      failed,
+    ]);
     expect(logger.debug.mock.calls.map(([message]) => message)).toEqual([
-      `${ONE_PLACEHOLDER} (again; warned on an earlier model call)`,
+      `${ONE_PLACEHOLDER_AND_TURN} (again; warned on an earlier model call)`,
       failed,
     ]);
   });
@@ -372,14 +396,14 @@ describe("a dangling call is warned about once per history, its repeats at debug
     const failed = `${PREFIX}Locale resolver failed; using English placeholder text`;
     expect(logger.warn.mock.calls.map(([message]) => message)).toEqual([
       failed,
-      ONE_PLACEHOLDER,
+      ONE_PLACEHOLDER_AND_TURN,
       failed,
-      ONE_PLACEHOLDER,
+      ONE_PLACEHOLDER_AND_TURN,
     ]);
     expect(logger.debug.mock.calls.map(([message]) => message)).toEqual([
       failed,
-      `${ONE_PLACEHOLDER} (again; warned on an earlier model call)`,
-      `${ONE_PLACEHOLDER} (again; warned on an earlier model call)`,
+      `${ONE_PLACEHOLDER_AND_TURN} (again; warned on an earlier model call)`,
+      `${ONE_PLACEHOLDER_AND_TURN} (again; warned on an earlier model call)`,
     ]);
   });
 
@@ -428,7 +452,7 @@ describe("the default logger", () => {
     call(brokenThread(), "default-logger");
     call(brokenThread(), "default-logger");
     expect(consoleWarn).toHaveBeenCalledTimes(1);
-    expect(consoleWarn.mock.calls[0]?.[0]).toBe(ONE_PLACEHOLDER);
+    expect(consoleWarn.mock.calls[0]?.[0]).toBe(ONE_PLACEHOLDER_AND_TURN);
     expect(consoleDebug).not.toHaveBeenCalled();
 
     process.env.NODE_DEBUG = "http";
@@ -439,7 +463,7 @@ describe("the default logger", () => {
     call(brokenThread(), "default-logger");
     expect(consoleDebug).toHaveBeenCalledTimes(1);
     expect(consoleDebug.mock.calls[0]?.[0]).toBe(
-      `${ONE_PLACEHOLDER} (again; warned on an earlier model call)`,
+      `${ONE_PLACEHOLDER_AND_TURN} (again; warned on an earlier model call)`,
     );
 
     // Node's own reading: case ignored, `*` a wildcard.

@@ -13,22 +13,39 @@ describe("benchmark histories", () => {
       it(`${shape} has exactly ${size} messages and as many dangling calls as it claims`, () => {
         const workload = buildHistory(size, shape);
         expect(workload.messages).toHaveLength(size);
-        const { repairs } = repairToolCalls(workload.messages);
+        const { messages, repairs } = repairToolCalls(workload.messages);
         expect(repairs.filter((repair) => repair.kind === "placeholder_inserted")).toHaveLength(
           workload.dangling,
         );
-        expect(repairs.every((repair) => repair.kind === "placeholder_inserted")).toBe(true);
+        // And as many synthetic replies as it claims, before the user's "stop" after a turn's
+        // unanswered calls; nothing else is broken.
+        expect(repairs.filter((repair) => repair.kind === "turn_inserted")).toHaveLength(
+          workload.turns,
+        );
+        expect(
+          repairs.every(
+            (repair) => repair.kind === "placeholder_inserted" || repair.kind === "turn_inserted",
+          ),
+        ).toBe(true);
+        expect(messages).toHaveLength(size + workload.dangling + workload.turns);
+        // A repair for the OpenAI client writes the placeholders alone.
+        const forOpenAI = repairToolCalls(workload.messages, { target: "openai-completions" });
+        expect(forOpenAI.repairs.map((repair) => repair.kind)).toEqual(
+          Array.from({ length: workload.dangling }, () => "placeholder_inserted"),
+        );
       });
     }
   }
 
   it("leaves no call unanswered in the clean shapes, and one in the one-dangling shapes", () => {
-    expect(buildHistory(1_000, "clean").dangling).toBe(0);
-    expect(buildHistory(1_000, "parallel").dangling).toBe(0);
-    expect(buildHistory(1_000, "one-dangling").dangling).toBe(1);
-    expect(buildHistory(1_000, "parallel-one-dangling").dangling).toBe(1);
+    expect(buildHistory(1_000, "clean")).toMatchObject({ dangling: 0, turns: 0 });
+    expect(buildHistory(1_000, "parallel")).toMatchObject({ dangling: 0, turns: 0 });
+    expect(buildHistory(1_000, "one-dangling")).toMatchObject({ dangling: 1, turns: 1 });
+    expect(buildHistory(1_000, "parallel-one-dangling")).toMatchObject({ dangling: 1, turns: 1 });
     const tenPercent = buildHistory(1_000, "ten-percent-dangling");
     expect(tenPercent.dangling).toBe(Math.floor(tenPercent.calls / 10));
+    // One call per turn: each dangling call is a turn the user's stop follows.
+    expect(tenPercent.turns).toBe(tenPercent.dangling);
   });
 
   it("puts the one dangling call near the end, where a user's stop leaves it", () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USAGE } from "../../src/cli/arguments.js";
 import { auditThread, problemsLeft } from "../../src/cli/audit-thread.js";
 import { runCli } from "../../src/cli/run.js";
+import { TURN_CATALOG } from "../../src/index.js";
 import { audit, auditFixture } from "../helpers/cli.js";
 import { aiSdkRefusal } from "../helpers/native-formats.js";
 import { anthropicViolations, openAIViolations } from "../helpers/provider-rules.js";
@@ -63,9 +64,11 @@ describe("audit: the report", () => {
   it.each([
     ["anthropic.json", "anthropic", "1 dangling, 1 misplaced"],
     ["ai-sdk.jsonl", "ai-sdk", "1 dangling"],
-    ["langchain-serialized.json", "langchain", "1 dangling"],
-    ["langchain-stored.jsonl", "langchain", "1 dangling"],
-    ["langchain-plain.json", "langchain", "1 dangling"],
+    // A LangChain thread is repaired for every wire: its user message right after the dangling
+    // call's (missing) result is out of the order Bedrock Converse and Mistral require.
+    ["langchain-serialized.json", "langchain", "1 dangling, 1 turn_order"],
+    ["langchain-stored.jsonl", "langchain", "1 dangling, 1 turn_order"],
+    ["langchain-plain.json", "langchain", "1 dangling, 1 turn_order"],
   ])("detects %s as %s and finds %s", async (name, format, problems) => {
     const run = await audit(["audit", fixture(name)]);
     expect(run.code).toBe(1);
@@ -101,7 +104,7 @@ describe("audit: the report", () => {
       threadsWithProblems: 2,
       messages: 9,
       formats: { openai: 3 },
-      problems: { dangling: 0, invalid: 1, orphan: 1, misplaced: 0 },
+      problems: { dangling: 0, invalid: 1, orphan: 1, misplaced: 0, turn_order: 0 },
     });
   });
 
@@ -206,14 +209,28 @@ describe("audit: --fix", () => {
       await readFile(fixture("langchain-serialized.json"), "utf8"),
     );
     expect(fixed.thread_id).toBe("lc-1");
-    expect(fixed.messages).toHaveLength(4);
+    // [human, ai(call_deploy), placeholder, synthetic reply, human]: the reply keeps the user's
+    // message from following a tool result.
+    expect(fixed.messages).toHaveLength(5);
     expect(fixed.messages[0]).toEqual(original.messages[0]);
+    expect(fixed.messages[1]).toEqual(original.messages[1]);
     expect(fixed.messages[2]).toMatchObject({
       lc: 1,
       type: "constructor",
       id: ["langchain_core", "messages", "ToolMessage"],
       kwargs: { tool_call_id: "call_deploy", status: "error" },
     });
+    expect(fixed.messages[3]).toMatchObject({
+      lc: 1,
+      type: "constructor",
+      id: ["langchain_core", "messages", "AIMessage"],
+      kwargs: {
+        content: TURN_CATALOG.en.reply,
+        tool_calls: [],
+        response_metadata: { synthetic: true, synthetic_reason: "turn_order" },
+      },
+    });
+    expect(fixed.messages[4]).toEqual(original.messages[2]);
     expect(clean).toEqual(originalClean);
   });
 
@@ -272,7 +289,7 @@ describe("audit --fix: the exit code follows eslint --fix", () => {
     expect(report.summary).toMatchObject({
       threadsWithProblems: 2,
       problems: { invalid: 1, orphan: 1 },
-      remaining: { dangling: 0, invalid: 0, orphan: 0, misplaced: 0 },
+      remaining: { dangling: 0, invalid: 0, orphan: 0, misplaced: 0, turn_order: 0 },
       errors: 0,
       out,
       written: true,

@@ -3,7 +3,10 @@ import { USAGE } from "../../src/cli/arguments.js";
 import { PROBLEM_DESCRIPTIONS, PROBLEMS, problemsOf } from "../../src/cli/audit-thread.js";
 import { REPAIR_KINDS, type RepairKind } from "../../src/core/repair-kinds.js";
 import { countRepairs, describeRepairs, type ToolCallRepair } from "../../src/index.js";
-import { REPAIR_KIND_VALUES } from "../../src/telemetry/semconv.js";
+import {
+  REPAIR_KIND_VALUE_TURN_INSERTED,
+  REPAIR_KIND_VALUES,
+} from "../../src/telemetry/semconv.js";
 
 const KINDS = Object.keys(REPAIR_KINDS) as RepairKind[];
 
@@ -19,7 +22,12 @@ describe("the table of repair kinds", () => {
     const entries = KINDS.map((kind) => REPAIR_KINDS[kind]);
     const distinct = (values: readonly string[]) => new Set(values).size;
 
-    expect(KINDS).toHaveLength(6);
+    expect(KINDS).toHaveLength(7);
+    expect(REPAIR_KINDS.turn_inserted).toEqual({
+      metricValue: REPAIR_KIND_VALUE_TURN_INSERTED,
+      auditName: "turn_order",
+      phrase: { verb: "inserted", object: "synthetic turn(s) the order of turns needs" },
+    });
     expect(distinct(entries.map((entry) => entry.metricValue))).toBe(KINDS.length);
     expect(distinct(entries.map((entry) => entry.auditName))).toBe(KINDS.length);
     expect(distinct(entries.map((entry) => entry.phrase.verb))).toBe(KINDS.length);
@@ -52,7 +60,8 @@ describe("the table of repair kinds", () => {
       "Injecting 1 placeholder ToolMessage(s) for dangling tool calls; " +
         "moved 1 misplaced tool result(s); dropped 1 orphan tool result(s); " +
         "assigned 1 missing or repeated tool call id(s); named 1 tool call(s) that had no name; " +
-        "listed 1 tool call(s) in tool_calls that not every client sends",
+        "listed 1 tool call(s) in tool_calls that not every client sends; " +
+        "inserted 1 synthetic turn(s) the order of turns needs",
     );
     expect(describeRepairs([repairOf("orphan_dropped")])).toBe(
       "Repaired tool-call history: dropped 1 orphan tool result(s)",

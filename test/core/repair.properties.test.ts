@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRepairPolicy } from "../../src/core/policy.js";
 import { repairToolCalls, repairToolCallsCarefully } from "../../src/core/repair-langchain.js";
+import { type ToolCallRepair, TURN_CATALOG } from "../../src/index.js";
 import {
   assignedLookingHistoryArb,
   brokenHistoryArb,
@@ -170,6 +171,64 @@ function isSynthetic(message: unknown): boolean {
   return fieldsOf(fieldsOf(message)?.response_metadata)?.synthetic === true;
 }
 
+/** Whether a message is a user turn: a human message, or a generic or plain one with the user's role. */
+function isUserMessage(message: unknown): boolean {
+  const fields = fieldsOf(message);
+  if (fields === undefined) return false;
+  if (fields.type === "human") return true;
+  if (fields.type !== undefined && fields.type !== "generic") return false;
+  return fields.role === "user" || fields.role === "human";
+}
+
+/** Whether a message is a synthetic turn the engine wrote for the order of turns. */
+function isSyntheticTurn(message: unknown): boolean {
+  const metadata = fieldsOf(fieldsOf(message)?.response_metadata);
+  return metadata?.synthetic === true && metadata.synthetic_reason === "turn_order";
+}
+
+/** Whether a message is a system message, which no wire counts as a turn. */
+function isSystemMessage(message: unknown): boolean {
+  const fields = fieldsOf(message);
+  if (fields === undefined) return false;
+  if (fields.type === "system") return true;
+  if (fields.type !== undefined && fields.type !== "generic") return false;
+  return fields.role === "system" || fields.role === "developer";
+}
+
+/**
+ * The output indices of the synthetic turns a repair wrote, as its `turn_inserted` repairs report
+ * them, each checked: a reply is an AI message without calls right after a tool message and right
+ * before a user message; a gap is a human message right before an AI message, where it is the
+ * first turn (an opening: nothing but system messages before it) or follows another AI message.
+ * Every message marked as a synthetic turn is among them.
+ */
+function syntheticTurnsOf(messages: readonly unknown[], repairs: readonly ToolCallRepair[]) {
+  const turns = new Set<number>();
+  for (const repair of repairs) {
+    if (repair.kind !== "turn_inserted") continue;
+    const index = repair.outputIndex ?? -1;
+    const turn = messages[index];
+    expect(turns.has(index)).toBe(false);
+    turns.add(index);
+    expect(isSyntheticTurn(turn)).toBe(true);
+    if (kindOf(turn) === "ai") {
+      expect(callsOf(turn)).toEqual([]);
+      expect(fieldsOf(turn)?.content).toBe(TURN_CATALOG.en.reply);
+      expect(kindOf(messages[index - 1])).toBe("tool");
+      expect(isUserMessage(messages[index + 1])).toBe(true);
+    } else {
+      expect(fieldsOf(turn)?.type).toBe("human");
+      expect(fieldsOf(turn)?.content).toBe(TURN_CATALOG.en.gap);
+      expect(kindOf(messages[index + 1])).toBe("ai");
+      const before = messages.slice(0, index).filter((message) => !isSystemMessage(message));
+      expect(before.length === 0 || kindOf(before.at(-1)) === "ai").toBe(true);
+    }
+  }
+  const marked = messages.flatMap((message, index) => (isSyntheticTurn(message) ? [index] : []));
+  expect(marked).toEqual([...turns].sort((a, b) => a - b));
+  return turns;
+}
+
 /** A deep snapshot of everything a message holds (own enumerable properties, cloned). */
 function snapshotOf(message: unknown): unknown {
   const fields = fieldsOf(message);
@@ -199,13 +258,40 @@ function needsCopy(message: unknown): boolean {
 }
 
 /**
- * Whether `copy` is the engine's copy of `original`, made so that every call is listed in
- * `tool_calls` under an id of its own and with a name: the same calls in the same order, with the
- * same names (`"unknown"` where none was given), the original ids where they were missing or
- * repeated replaced by `tcr_<message>_<position>` (or that with a suffix), and the serialized
- * fields (what checkpointers store) in step.
+ * The names a call without one may be given in the copy of its AI message in `output`: its
+ * result's name, or `"unknown"` where that has none. The result is the tool message with its id in
+ * the copy's group (a placeholder, named `"unknown"` then, when it has none); where the group has
+ * none (`misplaced: "keep"` leaves a result where it stood), one of the real tool messages with its
+ * id in `output`.
  */
-function isListedCopy(copy: unknown, original: unknown, inputIndex: number): boolean {
+function namesFromResult(
+  output: readonly unknown[],
+  copy: unknown,
+  id: string | undefined,
+): string[] {
+  const answers = (message: unknown) => kindOf(message) === "tool" && answeredIdOf(message) === id;
+  const nameOf = (result: unknown) =>
+    isSynthetic(result) ? "unknown" : (nonEmptyString(fieldsOf(result)?.name) ?? "unknown");
+  const inGroup = groupAfter(output, output.indexOf(copy))
+    .map((at) => output[at])
+    .find(answers);
+  if (inGroup !== undefined) return [nameOf(inGroup)];
+  return output.filter((message) => answers(message) && !isSynthetic(message)).map(nameOf);
+}
+
+/**
+ * Whether `copy` is the engine's copy of `original` in `output`, made so that every call is listed
+ * in `tool_calls` under an id of its own and with a name: the same calls in the same order, with
+ * the same names (where none was given, its result's, see {@link namesFromResult}), the original ids
+ * where they were missing or repeated replaced by `tcr_<message>_<position>` (or that with a
+ * suffix), and the serialized fields (what checkpointers store) in step.
+ */
+function isListedCopy(
+  copy: unknown,
+  original: unknown,
+  inputIndex: number,
+  output: readonly unknown[],
+): boolean {
   if (copy === original || kindOf(copy) !== "ai" || kindOf(original) !== "ai") return false;
   if (Object.getPrototypeOf(copy) !== Object.getPrototypeOf(original)) return false;
   if (!needsCopy(original)) return false;
@@ -226,7 +312,9 @@ function isListedCopy(copy: unknown, original: unknown, inputIndex: number): boo
       const repeated = before.slice(0, position).some((earlier) => earlier.id === call.id);
       const assigned = new RegExp(`^tcr_${inputIndex}_\\d+(_\\d+)?$`).test(id);
       return (
-        after[position]?.name === (call.name ?? "unknown") &&
+        (call.name === undefined
+          ? namesFromResult(output, copy, id).includes(after[position]?.name ?? "")
+          : after[position]?.name === call.name) &&
         (call.id === undefined || repeated ? assigned : id === call.id)
       );
     })
@@ -338,6 +426,8 @@ describe("repairToolCalls properties", () => {
     fc.assert(
       fc.property(brokenHistoryArb, repairOptionsArb, (history, options) => {
         const { messages, repairs } = repairToolCalls(history, options);
+        // The synthetic turns (checked where they stand) are not the input's; the rest is.
+        const turns = syntheticTurnsOf(messages, repairs);
         const inputIndex = new Map<unknown, number>();
         history.forEach((message, index) => {
           if (fieldsOf(message) !== undefined) inputIndex.set(message, index);
@@ -347,12 +437,14 @@ describe("repairToolCalls properties", () => {
         const inputOthers = history.flatMap((message, index) =>
           kindOf(message) === "tool" ? [] : [{ message, index }],
         );
-        const outputOthers = messages.filter((message) => kindOf(message) !== "tool");
+        const outputOthers = messages.filter(
+          (message, index) => kindOf(message) !== "tool" && !turns.has(index),
+        );
         expect(outputOthers).toHaveLength(inputOthers.length);
         outputOthers.forEach((message, at) => {
           const original = inputOthers[at] as { message: unknown; index: number };
           if (message !== original.message) {
-            expect(isListedCopy(message, original.message, original.index)).toBe(true);
+            expect(isListedCopy(message, original.message, original.index, messages)).toBe(true);
           }
         });
 
@@ -361,8 +453,9 @@ describe("repairToolCalls properties", () => {
         const moved = new Set(
           repairs.filter((repair) => repair.kind === "result_moved").map((r) => r.resultIndex),
         );
-        const othersBefore = (list: readonly unknown[], index: number) =>
-          list.slice(0, index).filter((message) => kindOf(message) !== "tool").length;
+        const othersBefore = (list: readonly unknown[], index: number, skip = new Set<number>()) =>
+          list.slice(0, index).filter((message, at) => kindOf(message) !== "tool" && !skip.has(at))
+            .length;
         const seen = new Set<unknown>();
         messages.forEach((message, index) => {
           if (kindOf(message) !== "tool") return;
@@ -376,7 +469,7 @@ describe("repairToolCalls properties", () => {
           expect(seen.has(original)).toBe(false);
           seen.add(original);
           if (!moved.has(from)) {
-            expect(othersBefore(messages, index)).toBe(othersBefore(history, from));
+            expect(othersBefore(messages, index, turns)).toBe(othersBefore(history, from));
           }
         });
       }),
@@ -402,18 +495,36 @@ describe("repairToolCalls properties", () => {
   it("removes and reorders nothing when both orphans and misplaced results are kept", () => {
     fc.assert(
       fc.property(brokenHistoryArb, (history) => {
-        const { messages } = repairToolCalls(history, { orphans: "keep", misplaced: "keep" });
+        const { messages, repairs } = repairToolCalls(history, {
+          orphans: "keep",
+          misplaced: "keep",
+        });
+        const turns = syntheticTurnsOf(messages, repairs);
         const inputSet = new Set(history.filter((message) => fieldsOf(message) !== undefined));
         const withoutPlaceholders = messages.filter(
-          (message) =>
-            inputSet.has(message) || !(kindOf(message) === "tool" && isSynthetic(message)),
+          (message, index) =>
+            !turns.has(index) &&
+            (inputSet.has(message) || !(kindOf(message) === "tool" && isSynthetic(message))),
         );
         expect(withoutPlaceholders).toHaveLength(history.length);
         withoutPlaceholders.forEach((message, index) => {
           if (message === history[index]) return;
           if (kindOf(message) === "tool") expect(renamedResultOf(message, history)).toBe(index);
-          else expect(isListedCopy(message, history[index], index)).toBe(true);
+          else expect(isListedCopy(message, history[index], index, messages)).toBe(true);
         });
+      }),
+      RUNS,
+    );
+  });
+
+  it("leaves no user message right after a tool message when repaired for every wire", () => {
+    fc.assert(
+      fc.property(brokenHistoryArb, (history) => {
+        const { messages } = repairToolCalls(history);
+        const afterResult = messages.findIndex(
+          (message, index) => isUserMessage(message) && kindOf(messages[index - 1]) === "tool",
+        );
+        expect(afterResult).toBe(-1);
       }),
       RUNS,
     );
@@ -495,6 +606,7 @@ describe("repairToolCalls properties", () => {
     fc.assert(
       fc.property(brokenHistoryArb, repairOptionsArb, (history, options) => {
         const { messages, repairs } = repairToolCalls(history, options);
+        syntheticTurnsOf(messages, repairs);
         for (const repair of repairs) {
           if (repair.kind === "orphan_dropped") {
             expect(messages).not.toContain(history[repair.resultIndex ?? -1]);
@@ -508,10 +620,50 @@ describe("repairToolCalls properties", () => {
           } else if (repair.kind === "placeholder_inserted") {
             expect(isSynthetic(at)).toBe(true);
             expect(answeredIdOf(at)).toBe(repair.toolCallId);
+          } else if (repair.kind === "turn_inserted") {
+            // A reply names the tool message before it, and the AI message whose results it
+            // follows; a gap, the message the repair took away from before the AI message after
+            // it (an orphan dropped, a result moved).
+            expect(isSyntheticTurn(at)).toBe(true);
+            const outputIndex = repair.outputIndex ?? -1;
+            if (kindOf(at) === "ai") {
+              const before = fieldsOf(messages[outputIndex - 1]);
+              expect(repair.toolCallId).toBe(before?.tool_call_id);
+              expect(repair.toolName).toBe(nonEmptyString(before?.name) ?? "unknown");
+              expect(repair.resultIndex).toBeUndefined();
+              const ai = messages
+                .slice(0, outputIndex)
+                .filter((message) => kindOf(message) === "ai" && !isSyntheticTurn(message))
+                .at(-1);
+              if (repair.callIndex === undefined) {
+                // None in the window: the engine reads nothing before it.
+                const start = windowStartOf(history.length, options.window);
+                const at = ai === undefined ? -1 : messages.indexOf(ai);
+                expect(at).toBeLessThan(start);
+              } else {
+                const original = history[repair.callIndex];
+                expect(
+                  ai === original || isListedCopy(ai, original, repair.callIndex, messages),
+                ).toBe(true);
+              }
+            } else {
+              expect(repair.callIndex).toBeUndefined();
+              const removed = repair.resultIndex ?? -1;
+              expect(answeredIdOf(history[removed]) ?? "").toBe(repair.toolCallId);
+              expect(repair.toolName).toBe(
+                nonEmptyString(fieldsOf(history[removed])?.name) ?? "unknown",
+              );
+              const taken = repairs.filter(
+                (other) =>
+                  (other.kind === "orphan_dropped" || other.kind === "result_moved") &&
+                  other.resultIndex === removed,
+              );
+              expect(taken).toHaveLength(1);
+            }
           } else {
-            expect(isListedCopy(at, history[repair.callIndex ?? -1], repair.callIndex ?? -1)).toBe(
-              true,
-            );
+            expect(
+              isListedCopy(at, history[repair.callIndex ?? -1], repair.callIndex ?? -1, messages),
+            ).toBe(true);
             expect(callIdsOf(at)).toContain(repair.toolCallId);
           }
         }
@@ -546,6 +698,13 @@ describe("repairToolCalls properties", () => {
       samples.filter(predicate).length / samples.length;
     const repairsOf = (history: unknown[], kind: string) =>
       repairToolCalls(history).repairs.filter((repair) => repair.kind === kind);
+    /** The kinds of the synthetic turns a repair writes: `ai` for a reply, `other` for a gap. */
+    const turnsWritten = (history: unknown[]) => {
+      const { messages, repairs } = repairToolCalls(history);
+      return repairs
+        .filter((repair) => repair.kind === "turn_inserted")
+        .map((repair) => kindOf(messages[repair.outputIndex ?? -1]));
+    };
     const rates = {
       placeholder: rate((history) => repairsOf(history, "placeholder_inserted").length > 0),
       moved: rate((history) => repairsOf(history, "result_moved").length > 0),
@@ -603,6 +762,8 @@ describe("repairToolCalls properties", () => {
         CALL_IDS.some((id) => history.filter((m) => callIdsOf(m).includes(id)).length > 1),
       ),
       long: rate((history) => history.length >= 20),
+      reply: rate((history) => turnsWritten(history).includes("ai")),
+      gap: rate((history) => turnsWritten(history).includes("other")),
     };
     expect(rates.movedFromAnotherGroup).toBeGreaterThan(0.1);
     expect(rates.movedFromAfterOther).toBeGreaterThan(0.1);
@@ -619,15 +780,26 @@ describe("repairToolCalls properties", () => {
     expect(rates.duplicateIds).toBeGreaterThan(0.1);
     expect(rates.reusedIds).toBeGreaterThan(0.3);
     expect(rates.long).toBeGreaterThan(0.1);
+    expect(rates.reply).toBeGreaterThan(0.3);
+    expect(rates.gap).toBeGreaterThan(0.15);
   });
 });
 
 describe("repairToolCalls' shortcuts", () => {
-  /** A clean history with some results taken out, as a stop or a timeout leaves it. */
+  /**
+   * A clean history with some results taken out, and some of the AI answers written after results,
+   * as a stop or a timeout leaves it (a user message may then follow a tool message).
+   */
   const stoppedHistoryArb = fc
     .tuple(cleanHistoryArb, fc.array(fc.boolean(), { minLength: 60, maxLength: 60 }))
     .map(([history, keep]) =>
-      history.filter((message, index) => kindOf(message) !== "tool" || keep[index % keep.length]),
+      history.filter((message, index) => {
+        const answer =
+          kindOf(message) === "ai" &&
+          callsOf(message).length === 0 &&
+          kindOf(history[index - 1]) === "tool";
+        return (kindOf(message) !== "tool" && !answer) || keep[index % keep.length];
+      }),
     );
 
   function expectSameRepair(history: unknown[], options: Parameters<typeof createRepairPolicy>[0]) {

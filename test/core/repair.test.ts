@@ -21,7 +21,8 @@ describe("dangling calls", () => {
     const history = [human("find it"), aiCalls(["call_1", "search"]), human("go on")];
     const { messages, repairs } = repairToolCalls(history);
 
-    expect(shapeOf(messages)).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+    // The synthetic reply after the placeholder keeps the turns in an order every wire accepts.
+    expect(shapeOf(messages)).toEqual(["human", "ai(call_1)", "tool(call_1)", "ai", "human"]);
     const placeholder = messages[2] as ToolMessage;
     expect(placeholder).toBeInstanceOf(ToolMessage);
     expect(placeholder.content).toBe(INTERRUPTED);
@@ -37,7 +38,16 @@ describe("dangling calls", () => {
         callIndex: 1,
         outputIndex: 2,
       },
+      {
+        kind: "turn_inserted",
+        toolCallId: "call_1",
+        toolName: "search",
+        callIndex: 1,
+        outputIndex: 3,
+      },
     ]);
+    expect(syntheticReasonOf(messages[3])).toBe("turn_order");
+    expect(messages[4]).toBe(history[2]);
   });
 
   it("uses exactly the default English text", () => {
@@ -93,13 +103,20 @@ describe("several dangling calls", () => {
     expect(shapeOf(messages)).toEqual([
       "ai(call_1)",
       "tool(call_1)",
+      "ai",
       "human",
       "ai(call_2)",
       "tool(call_2)",
+      "ai",
       "human",
       "ai",
     ]);
-    expect(repairs.map((repair) => repair.toolCallId)).toEqual(["call_1", "call_2"]);
+    expect(repairs.map((repair) => [repair.kind, repair.toolCallId, repair.outputIndex])).toEqual([
+      ["placeholder_inserted", "call_1", 1],
+      ["turn_inserted", "call_1", 2],
+      ["placeholder_inserted", "call_2", 5],
+      ["turn_inserted", "call_2", 6],
+    ]);
   });
 
   it("answers only the unanswered ones among parallel calls, in the order of the calls", () => {
@@ -110,12 +127,14 @@ describe("several dangling calls", () => {
       "tool(call_1)",
       "tool(call_2)",
       "tool(call_3)",
+      "ai",
       "human",
     ]);
     expect(messages[2]).toBe(history[1]);
     expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
       ["placeholder_inserted", "call_1"],
       ["placeholder_inserted", "call_3"],
+      ["turn_inserted", "call_3"],
     ]);
   });
 });
@@ -129,12 +148,14 @@ describe("duplicate ids", () => {
       "ai(call_1,tcr_0_1)",
       "tool(call_1)",
       "tool(tcr_0_1)",
+      "ai",
       "human",
     ]);
     expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
       ["id_assigned", "tcr_0_1"],
       ["placeholder_inserted", "call_1"],
       ["placeholder_inserted", "tcr_0_1"],
+      ["turn_inserted", "tcr_0_1"],
     ]);
   });
 
@@ -187,11 +208,13 @@ describe("duplicate ids", () => {
       "tool(call_1)",
       "ai(call_1)",
       "tool(call_1)",
+      "ai",
       "human",
     ]);
     expect(messages[1]).toBe(history[1]);
     expect(syntheticReasonOf(messages[3])).toBe("interrupted");
     expect(repairs[0]?.callIndex).toBe(2);
+    expect(repairs.map((repair) => repair.kind)).toEqual(["placeholder_inserted", "turn_inserted"]);
   });
 
   it("lets one result answer one call: a result in its own group is not taken by an earlier turn", () => {
@@ -200,12 +223,14 @@ describe("duplicate ids", () => {
     expect(shapeOf(messages)).toEqual([
       "ai(call_1)",
       "tool(call_1)",
+      "ai",
       "human",
       "ai(call_1)",
       "tool(call_1)",
     ]);
     expect(syntheticReasonOf(messages[1])).toBe("interrupted");
-    expect(messages[4]).toBe(history[3]);
+    expect(syntheticReasonOf(messages[2])).toBe("turn_order");
+    expect(messages[5]).toBe(history[3]);
   });
 
   it("drops a second result for a call that is already answered", () => {
@@ -277,7 +302,7 @@ describe("invalid calls", () => {
   it("counts an invalid call the provider receives as unanswered, with its own reason and text", () => {
     const { messages, repairs } = repairToolCalls([openAiTruncated(), human("next")]);
     // Listed in tool_calls (so the Anthropic client sends it too), and still invalid.
-    expect(shapeOf(messages)).toEqual(["ai(call_9,call_9)", "tool(call_9)", "human"]);
+    expect(shapeOf(messages)).toEqual(["ai(call_9,call_9)", "tool(call_9)", "ai", "human"]);
     expect((messages[0] as AIMessage).tool_calls).toEqual([
       { id: "call_9", name: "search", args: {}, type: "tool_call" },
     ]);
@@ -289,6 +314,8 @@ describe("invalid calls", () => {
     expect((messages[1] as ToolMessage).content).toBe(PLACEHOLDER_CATALOG.en.invalid_arguments);
     expect(PLACEHOLDER_CATALOG.en.invalid_arguments).toMatch(/arguments could not be parsed/);
     expect(syntheticReasonOf(messages[1])).toBe("invalid_arguments");
+    expect(repairs.at(-1)).toMatchObject({ kind: "turn_inserted", toolCallId: "call_9" });
+    expect(syntheticReasonOf(messages[2])).toBe("turn_order");
   });
 
   it("counts an invalid call sent as an Anthropic tool_use block, in call order", () => {
@@ -297,8 +324,10 @@ describe("invalid calls", () => {
       "ai(call_1,call_2,call_2)",
       "tool(call_1)",
       "tool(call_2)",
+      "ai",
       "human",
     ]);
+    expect(repairs.at(-1)).toMatchObject({ kind: "turn_inserted", toolCallId: "call_2" });
     expect(
       placeholdersOf(repairs).map((repair) => [repair.toolCallId, repair.toolName, repair.reason]),
     ).toEqual([
@@ -362,8 +391,12 @@ describe("raw OpenAI-shaped calls", () => {
       raw("call_7"),
       { role: "user", content: "next" },
     ]);
-    expect(shapeOf(messages)).toEqual(["ai(call_7)", "tool(call_7)", "user"]);
-    expect(repairs.map((repair) => repair.kind)).toEqual(["call_listed", "placeholder_inserted"]);
+    expect(shapeOf(messages)).toEqual(["ai(call_7)", "tool(call_7)", "ai", "user"]);
+    expect(repairs.map((repair) => repair.kind)).toEqual([
+      "call_listed",
+      "placeholder_inserted",
+      "turn_inserted",
+    ]);
     expect(repairs[1]).toMatchObject({
       toolCallId: "call_7",
       toolName: "lookup",
@@ -438,6 +471,7 @@ describe("calls without ids", () => {
       "ai(call_1,tcr_1_1)",
       "tool(call_1)",
       "tool(tcr_1_1)",
+      "ai",
       "human",
     ]);
     const copy = messages[1] as AIMessage;
@@ -451,6 +485,7 @@ describe("calls without ids", () => {
     expect(repairs.map((repair) => [repair.kind, repair.toolCallId, repair.toolName])).toEqual([
       ["id_assigned", "tcr_1_1", "fetch"],
       ["placeholder_inserted", "tcr_1_1", "fetch"],
+      ["turn_inserted", "tcr_1_1", "fetch"],
     ]);
     expect(repairToolCalls(messages).messages).toBe(messages);
   });
@@ -543,6 +578,7 @@ describe("misplaced results", () => {
       "ai(call_1,call_2)",
       "tool(call_1)",
       "tool(call_2)",
+      "ai",
       "human",
     ]);
     expect(messages[1]).toBe(input[3]);
@@ -554,6 +590,13 @@ describe("misplaced results", () => {
         callIndex: 0,
         resultIndex: 3,
         outputIndex: 1,
+      },
+      {
+        kind: "turn_inserted",
+        toolCallId: "call_2",
+        toolName: "search",
+        callIndex: 0,
+        outputIndex: 3,
       },
     ]);
   });
@@ -572,8 +615,29 @@ describe("misplaced results", () => {
   it("leaves the result where it is with misplaced: 'keep', and adds no placeholder", () => {
     const input = history();
     const result = repairToolCalls(input, { misplaced: "keep" });
-    expect(result.messages).toBe(input);
-    expect(result.repairs).toEqual([]);
+    // Only the reply between the result and the human message is written; nothing moves.
+    expect(shapeOf(result.messages)).toEqual([
+      "ai(call_1,call_2)",
+      "tool(call_2)",
+      "ai",
+      "human",
+      "tool(call_1)",
+    ]);
+    expect(result.messages.filter((message) => syntheticReasonOf(message) === undefined)).toEqual(
+      input,
+    );
+    input.forEach((message, index) => {
+      expect(result.messages[index < 2 ? index : index + 1]).toBe(message);
+    });
+    expect(result.repairs).toEqual([
+      {
+        kind: "turn_inserted",
+        toolCallId: "call_2",
+        toolName: "search",
+        callIndex: 0,
+        outputIndex: 2,
+      },
+    ]);
   });
 });
 
@@ -590,31 +654,55 @@ describe("orphan results", () => {
   it("moves a result that stands before its call after it, when no other call or result has its id", () => {
     const input = [toolResult("call_1", "42"), aiCalls("call_1")];
     const { messages, repairs } = repairToolCalls(input);
-    expect(messages).toEqual([input[1], input[0]]);
+    // Moved away from the head, the result leaves the AI message first: a gap goes before it.
+    expect(shapeOf(messages)).toEqual(["human", "ai(call_1)", "tool(call_1)"]);
+    expect(syntheticReasonOf(messages[0])).toBe("turn_order");
+    expect(messages[1]).toBe(input[1]);
+    expect(messages[2]).toBe(input[0]);
     expect(repairs).toEqual([
+      {
+        kind: "turn_inserted",
+        toolCallId: "call_1",
+        toolName: "search",
+        resultIndex: 0,
+        outputIndex: 0,
+      },
       {
         kind: "result_moved",
         toolCallId: "call_1",
         toolName: "search",
         callIndex: 1,
         resultIndex: 0,
-        outputIndex: 1,
+        outputIndex: 2,
       },
     ]);
   });
 
   it("drops a result that stands before its call when the id is on two calls, and answers both", () => {
     const input = [toolResult("call_1"), aiCalls("call_1"), human("again"), aiCalls("call_1")];
-    const { messages } = repairToolCalls(input);
+    const { messages, repairs } = repairToolCalls(input);
+    // The dropped result leaves the AI message first: a gap (a user turn) goes before it, and a
+    // reply after the first placeholder.
     expect(shapeOf(messages)).toEqual([
+      "human",
       "ai(call_1)",
       "tool(call_1)",
+      "ai",
       "human",
       "ai(call_1)",
       "tool(call_1)",
     ]);
-    expect(syntheticReasonOf(messages[1])).toBe("interrupted");
-    expect(syntheticReasonOf(messages[4])).toBe("interrupted");
+    expect(syntheticReasonOf(messages[0])).toBe("turn_order");
+    expect(syntheticReasonOf(messages[2])).toBe("interrupted");
+    expect(syntheticReasonOf(messages[3])).toBe("turn_order");
+    expect(syntheticReasonOf(messages[6])).toBe("interrupted");
+    expect(repairs.map((repair) => repair.kind)).toEqual([
+      "orphan_dropped",
+      "turn_inserted",
+      "placeholder_inserted",
+      "turn_inserted",
+      "placeholder_inserted",
+    ]);
   });
 
   it("leaves a result before its call where it is with misplaced: 'keep', and answers the call", () => {
@@ -650,10 +738,12 @@ describe("keep and keep behave like the original design", () => {
       "ai(call_1,call_2)",
       "tool(call_1)",
       "tool(call_2)",
+      "ai",
       "human",
       "tool(call_3)",
     ]);
     expect(syntheticReasonOf(messages[2])).toBe("interrupted");
+    expect(syntheticReasonOf(messages[4])).toBe("turn_order");
     expect(messages.filter((message) => syntheticReasonOf(message) === undefined)).toEqual(input);
   });
 });
@@ -669,6 +759,7 @@ describe("lenient reading", () => {
       "user",
       "ai(call_1)",
       "tool(call_1)",
+      "ai",
       "human",
     ]);
   });
@@ -724,11 +815,30 @@ describe("window", () => {
   it("repairs only calls in the last N messages and leaves the rest untouched", () => {
     const input = long();
     const { messages, repairs } = repairToolCalls(input, { window: 6 });
-    expect(repairs.map((repair) => repair.toolCallId)).toEqual(["call_2"]);
-    expect(messages.slice(0, 6)).toEqual(input.slice(0, 6));
-    input.slice(0, 6).forEach((message, index) => {
+    // Inside the window: a reply after the result of old_1 (its call lies before the window), and
+    // the dangling call_2's placeholder and reply. Nothing before the window changes.
+    expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
+      ["turn_inserted", "old_1"],
+      ["placeholder_inserted", "call_2"],
+      ["turn_inserted", "call_2"],
+    ]);
+    expect(shapeOf(messages)).toEqual([
+      "ai(old_1)",
+      "human",
+      "ai(call_1)",
+      "tool(call_1)",
+      "tool(old_1)",
+      "ai",
+      "human",
+      "ai(call_2)",
+      "tool(call_2)",
+      "ai",
+      "human",
+    ]);
+    input.slice(0, 5).forEach((message, index) => {
       expect(messages[index]).toBe(message);
     });
+    expect(messages[6]).toBe(input[5]);
   });
 
   it("never drops a result inside the window whose call lies before it", () => {
@@ -744,7 +854,30 @@ describe("window", () => {
       toolResult("call_2"),
       human("x"),
     ];
-    expect(repairToolCalls(input, { window: 2 }).messages).toBe(input);
+    // Kept, not dropped as orphans; the human message after them gets its reply.
+    const { messages, repairs } = repairToolCalls(input, { window: 2 });
+    expect(shapeOf(messages)).toEqual([
+      "ai(call_1,call_2)",
+      "tool(call_1)",
+      "tool(call_2)",
+      "ai",
+      "human",
+    ]);
+    input.slice(0, 3).forEach((message, index) => {
+      expect(messages[index]).toBe(message);
+    });
+    // The reply is recorded under the call its result answers; the AI message that made it lies
+    // before the window, which the engine does not read.
+    expect(repairs).toEqual([
+      {
+        kind: "turn_inserted",
+        toolCallId: "call_2",
+        toolName: "search",
+        outputIndex: 3,
+      },
+    ]);
+    const answered = [aiCalls("call_1"), toolResult("call_1"), aiText("done"), human("x")];
+    expect(repairToolCalls(answered, { window: 3 }).messages).toBe(answered);
   });
 
   it("never reads a message before the window, on the clean path or the repair path", () => {
@@ -761,7 +894,13 @@ describe("window", () => {
     const broken = [unreadable, unreadable, human("hi"), aiCalls("call_1"), human("next")];
     const { messages } = repairToolCalls(broken, { window: 3 });
     expect(messages[0] === unreadable && messages[1] === unreadable).toBe(true);
-    expect(shapeOf(messages.slice(2))).toEqual(["human", "ai(call_1)", "tool(call_1)", "human"]);
+    expect(shapeOf(messages.slice(2))).toEqual([
+      "human",
+      "ai(call_1)",
+      "tool(call_1)",
+      "ai",
+      "human",
+    ]);
   });
 
   it("behaves as no window when the window covers the whole history", () => {
@@ -921,6 +1060,7 @@ describe("an array standing where a message is", () => {
     expect(kindsAndIds(repairToolCalls(history).repairs)).toEqual([
       "result_moved:a",
       "placeholder_inserted:b",
+      "turn_inserted:b",
     ]);
   });
 

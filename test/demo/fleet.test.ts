@@ -15,6 +15,8 @@ import {
   FLEET_TOOL_NAMES,
   type Fleet,
   type FleetSettings,
+  planTurn,
+  scriptedThread,
   totalOf,
 } from "../../demo/fleet.js";
 import { danglingToolCallMiddleware } from "../../src/index.js";
@@ -22,10 +24,13 @@ import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_REPAIR_KIND,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_TOOL_CALLS,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
 } from "../../src/telemetry/semconv.js";
 import { metricsHarness } from "../helpers/telemetry.js";
 
@@ -170,9 +175,32 @@ describe("the demo's fleet", () => {
       expect([...tools].sort()).toEqual([...FLEET_TOOL_NAMES].sort());
     });
 
-    it("with persist, repairs each dangling call once: one repair per dangling call", async () => {
+    it("with persist, repairs each dangling call once: one placeholder per dangling call", async () => {
       const { fleet, metrics } = small;
-      expect(await metrics.sum(METRIC_REPAIRS)).toBe(totalOf(fleet.truth.dangling));
+      const placeholders = await metrics.sum(METRIC_REPAIRS, {
+        [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+      });
+      expect(placeholders).toBe(totalOf(fleet.truth.dangling));
+      // And one synthetic reply per interrupted turn the thread went on from (the fake models'
+      // wire is any): the placeholders of its calls, then the user's next message.
+      const continued = Array.from({ length: SMALL_FLEET.threads }, (_, index) =>
+        Array.from(
+          { length: SMALL_FLEET.turns - 1 },
+          (_, turn) =>
+            planTurn(
+              SMALL_FLEET.seed,
+              { ...scriptedThread(index), turn },
+              SMALL_FLEET.interruptRate,
+            ).interruption !== undefined,
+        ).filter(Boolean),
+      ).flat().length;
+      expect(continued).toBeGreaterThan(0);
+      const replies = await metrics.sum(METRIC_REPAIRS, {
+        [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_TURN_INSERTED,
+      });
+      expect(replies).toBe(continued);
+      // No repair of any other kind.
+      expect(await metrics.sum(METRIC_REPAIRS)).toBe(placeholders + replies);
     });
 
     it("counts every run and every thread", () => {

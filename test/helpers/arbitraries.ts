@@ -184,11 +184,27 @@ export function brokenStepsArbOver(ids: readonly string[]): fc.Arbitrary<StepSpe
   );
 }
 
-/** Steps of a well-formed history: every call answered directly after its AI message. */
-const cleanStepsArb: fc.Arbitrary<StepSpec[]> = fc.array(
-  fc.oneof({ weight: 3, arbitrary: cleanTurnArb }, { weight: 2, arbitrary: otherStepArb }),
-  { maxLength: 8 },
-);
+/**
+ * The steps with an AI text answer written between a turn's results and a human message right
+ * after them: Bedrock Converse and Mistral refuse a user message right after tool results.
+ */
+function withAnswers(steps: readonly StepSpec[]): StepSpec[] {
+  return steps.flatMap((step, index) => {
+    const before = steps[index - 1];
+    const afterResults = before?.kind === "turn" && before.results.length > 0;
+    return step.kind === "human" && afterResults ? [{ kind: "aiText" as const }, step] : [step];
+  });
+}
+
+/**
+ * Steps of a well-formed history: every call answered directly after its AI message, and an AI
+ * text answer between the results and a human message that follows them.
+ */
+const cleanStepsArb: fc.Arbitrary<StepSpec[]> = fc
+  .array(fc.oneof({ weight: 3, arbitrary: cleanTurnArb }, { weight: 2, arbitrary: otherStepArb }), {
+    maxLength: 8,
+  })
+  .map(withAnswers);
 
 function toolCall(call: CallSpec) {
   return {
@@ -372,7 +388,12 @@ export const assignedLookingHistoryArb: fc.Arbitrary<unknown[]> = brokenStepsArb
   ...[0, 1, 2, 3].flatMap((message) => [1, 2].map((call) => `tcr_${message}_${call}`)),
 ]).map((steps) => printable(materialize(steps)));
 
-/** Random well-formed histories of at most 40 messages. */
+/**
+ * Random well-formed histories of at most 40 messages, well formed on every wire: each call is
+ * answered in the group right after its AI message, and an AI text message stands between a tool
+ * message and a human message that follows it (Bedrock Converse and Mistral want an assistant
+ * turn there), so a repair for any target finds nothing to do.
+ */
 export const cleanHistoryArb: fc.Arbitrary<unknown[]> = cleanStepsArb.map((steps) =>
   printable(materialize(steps)),
 );

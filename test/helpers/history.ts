@@ -34,6 +34,21 @@ export function system(text: string): SystemMessage {
   return new SystemMessage(text);
 }
 
+/**
+ * The README's thread: a `deploy` call stopped before its result (`call_deploy_1`), then the user
+ * writes again.
+ */
+export function readmeThread(): [HumanMessage, AIMessage, HumanMessage] {
+  return [
+    new HumanMessage("Deploy billing, please."),
+    new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_deploy_1", name: "deploy", args: { service: "billing" } }],
+    }),
+    new HumanMessage("Never mind. What happened?"),
+  ];
+}
+
 /** A compact picture of a history: `ai(call_1,call_2)`, `tool(call_1)`, `human`, ... */
 export function shapeOf(messages: readonly unknown[]): string[] {
   return messages.map((message) => {

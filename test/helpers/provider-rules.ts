@@ -22,7 +22,20 @@
  *   `tool_result` answers a `tool_use` of the message right before, once; `tool_use` blocks have
  *   a name and an id of their own.
  * - Gemini: a model turn with function calls is followed by a turn with as many function
- *   responses.
+ *   responses; with `geminiTurnViolations`, each also named as the call it answers, in order (the
+ *   API reference of `FunctionResponse.name`: "Matches FunctionDeclaration.name and
+ *   FunctionCall.name"; the text of a mismatch is ours, the count's is the API's).
+ * - Bedrock Converse (the `ConverseCommand`'s `messages`, AWS's `ValidationException` texts): the
+ *   conversation starts with a user message and alternates user and assistant roles; every
+ *   `toolUse` of an assistant message is answered by a `toolResult` with its `toolUseId` in the
+ *   user message right after; a user message has no more `toolResult` blocks than the message
+ *   before has `toolUse` blocks.
+ * - Mistral chat completions (`messages`, in the wire's snake_case or the Mistral SDK's
+ *   camelCase): a `tool` message follows an assistant message with tool calls or another tool
+ *   message; after tool messages the next message is an assistant message; every tool call is
+ *   answered by a tool message with its id before the next message of another role, and no tool
+ *   message answers anything else; tool call ids are 9 characters of `[a-zA-Z0-9]` (Mistral's
+ *   API errors, as reported in its client's and users' issues).
  */
 
 /** A rule a request body breaks, with the provider's error text and where it points. */
@@ -426,9 +439,12 @@ function isScreenshot(output: unknown): boolean {
 // ---------------------------------------------------------------------------------------------
 // Gemini
 
-/** A Gemini `contents` entry: a role and its parts. */
+/**
+ * A Gemini `contents` entry: a role and its parts. `@langchain/google-common` (Vertex AI) sends
+ * tool results under the role `function`, which Gemini reads as a user turn.
+ */
 export interface GeminiContent {
-  readonly role: "user" | "model";
+  readonly role: "user" | "model" | "function";
   readonly parts: readonly Fields[];
 }
 
@@ -458,10 +474,47 @@ export function geminiViolations(contents: readonly GeminiContent[]): Violation[
 }
 
 /**
+ * {@link geminiViolations}, and a function response named otherwise than the call it answers (the
+ * i-th response of a turn answers the i-th call of the turn before). The text of the name's
+ * violation is ours: the API's own was not found.
+ *
+ * @example
+ * ```ts
+ * geminiTurnViolations([
+ *   { role: "model", parts: [{ functionCall: { name: "lookup" } }, { functionCall: { name: "deploy" } }] },
+ *   { role: "function", parts: [{ functionResponse: { name: "lookup" } }, { functionResponse: { name: "lookup" } }] },
+ * ]); // [{ message: "contents[1].parts[1].function_response.name: the name \"lookup\" does not match ...", ... }]
+ * ```
+ */
+export function geminiTurnViolations(contents: readonly GeminiContent[]): Violation[] {
+  const violations = geminiViolations(contents);
+  contents.forEach((content, index) => {
+    const calls = (contents[index - 1]?.parts ?? [])
+      .map((part) => fieldsOf(part.functionCall))
+      .filter((call) => call !== undefined);
+    let answered = 0;
+    content.parts.forEach((part, position) => {
+      const response = fieldsOf(part.functionResponse);
+      if (response === undefined) return;
+      const call = calls[answered++];
+      if (call === undefined || response.name === call.name) return;
+      const param = `contents[${index}].parts[${position}].function_response.name`;
+      violations.push({
+        message: `${param}: the name ${JSON.stringify(response.name)} does not match the name ${JSON.stringify(call.name)} of the function call it answers.`,
+        param,
+      });
+    });
+  });
+  return violations;
+}
+
+/**
  * A LangChain history as Gemini's `contents`: human and tool messages as user turns (a tool
  * message as a `functionResponse` part), AI messages as model turns (text, then a `functionCall`
  * part per call), system messages left out (they go to `systemInstruction`), and consecutive
- * turns of one role merged into one, as the Google clients send them.
+ * turns of one role merged into one. The real clients differ (see `provider-captures.ts`):
+ * `ChatGoogleGenerativeAI` sends every message as a turn of its own, `ChatVertexAI` merges only
+ * consecutive tool results.
  */
 export function toGeminiContents(messages: readonly unknown[]): GeminiContent[] {
   const contents: { role: "user" | "model"; parts: Fields[] }[] = [];
@@ -495,4 +548,161 @@ export function toGeminiContents(messages: readonly unknown[]): GeminiContent[] 
     else contents.push({ role, parts });
   }
   return contents;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bedrock Converse
+
+/** The `toolUseId`s of a Converse message's blocks of this kind (`toolUse` or `toolResult`). */
+function converseIdsOf(message: unknown, kind: "toolUse" | "toolResult"): string[] {
+  return listOf(fieldsOf(message)?.content)
+    .map((block) => fieldsOf(fieldsOf(block)?.[kind]))
+    .filter((block) => block !== undefined)
+    .map((block) => String(block.toolUseId));
+}
+
+/**
+ * What Bedrock's Converse API refuses in a `ConverseCommand`'s `messages`, with its
+ * `ValidationException` texts.
+ *
+ * @example
+ * ```ts
+ * converseViolations([
+ *   { role: "user", content: [{ text: "hi" }] },
+ *   { role: "assistant", content: [{ toolUse: { toolUseId: "t1", name: "f", input: {} } }] },
+ *   { role: "user", content: [{ text: "and?" }] },
+ * ]); // [{ message: "Expected toolResult blocks at messages.2.content for the following Ids: t1", ... }]
+ * ```
+ */
+export function converseViolations(messages: readonly unknown[]): Violation[] {
+  const violations: Violation[] = [];
+  const roles = messages.map((entry) => fieldsOf(entry)?.role);
+  if (roles.length > 0 && roles[0] !== "user") {
+    violations.push({
+      message:
+        "A conversation must start with a user message. Try again with a conversation that starts with a user message.",
+      param: "messages.0",
+    });
+  }
+  messages.forEach((entry, index) => {
+    const role = roles[index];
+    if (index > 0 && role === roles[index - 1]) {
+      violations.push({
+        message:
+          "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.",
+        param: `messages.${index}`,
+      });
+    }
+    const previousUses =
+      index > 0 && roles[index - 1] === "assistant"
+        ? converseIdsOf(messages[index - 1], "toolUse")
+        : [];
+    if (role === "user" && converseIdsOf(entry, "toolResult").length > previousUses.length) {
+      violations.push({
+        message: `The number of toolResult blocks at messages.${index}.content exceeds the number of toolUse blocks of previous turn.`,
+        param: `messages.${index}.content`,
+      });
+    }
+    const uses = role === "assistant" ? converseIdsOf(entry, "toolUse") : [];
+    const answered = new Set(
+      roles[index + 1] === "user" ? converseIdsOf(messages[index + 1], "toolResult") : [],
+    );
+    const missing = uses.filter((id) => !answered.has(id));
+    if (missing.length > 0) {
+      violations.push({
+        message: `Expected toolResult blocks at messages.${index + 1}.content for the following Ids: ${missing.join(", ")}`,
+        param: `messages.${index + 1}.content`,
+      });
+    }
+  });
+  return violations;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mistral
+
+/** Mistral's tool call ids: nine letters or digits. */
+const MISTRAL_TOOL_CALL_ID = /^[a-zA-Z0-9]{9}$/;
+
+/** A Mistral message's tool calls, in the wire's `tool_calls` or the SDK's `toolCalls`. */
+function mistralCallsOf(message: Fields | undefined): unknown[] {
+  return listOf(message?.tool_calls ?? message?.toolCalls);
+}
+
+/** The call a Mistral tool message answers, from `tool_call_id` or the SDK's `toolCallId`. */
+function mistralAnsweredIdOf(message: Fields | undefined): unknown {
+  return message?.tool_call_id ?? message?.toolCallId;
+}
+
+/**
+ * What Mistral refuses in a chat completion's `messages` (the wire's snake_case, or the
+ * Mistral SDK's camelCase as `ChatMistralAI` hands it to the SDK).
+ *
+ * @example
+ * ```ts
+ * mistralViolations([
+ *   { role: "assistant", tool_calls: [{ id: "abcDEF123" }] },
+ *   { role: "tool", tool_call_id: "abcDEF123", content: "ok" },
+ *   { role: "user", content: "and?" },
+ * ]); // [{ message: "Unexpected role 'user' after role 'tool'", param: "messages[2].role" }]
+ * ```
+ */
+export function mistralViolations(messages: readonly unknown[]): Violation[] {
+  const violations: Violation[] = [];
+  const badId = (id: unknown, param: string) => {
+    if (typeof id === "string" && MISTRAL_TOOL_CALL_ID.test(id)) return;
+    violations.push({
+      message: `Tool call id was ${String(id)} but must be a-z, A-Z, 0-9, with a length of 9.`,
+      param,
+    });
+  };
+  const unbalanced = (index: number) =>
+    violations.push({
+      message: "Not the same number of function calls and responses",
+      param: `messages[${index}]`,
+    });
+  /** The ids the current run of tool messages may answer, and those it has not yet. */
+  let open: {
+    readonly index: number;
+    readonly ids: Set<string>;
+    readonly unanswered: Set<string>;
+  } = { index: -1, ids: new Set(), unanswered: new Set() };
+  let previousRole: unknown;
+  messages.forEach((entry, index) => {
+    const message = fieldsOf(entry);
+    const role = message?.role;
+    if (role === "tool") {
+      const id = mistralAnsweredIdOf(message);
+      badId(id, `messages[${index}].tool_call_id`);
+      const follows = previousRole === "tool" || open.index === index - 1;
+      if (previousRole === undefined) {
+        unbalanced(index);
+      } else if (!follows) {
+        violations.push({
+          message: `Unexpected role 'tool' after role '${String(previousRole)}'`,
+          param: `messages[${index}].role`,
+        });
+      } else if (!open.ids.has(String(id)) || !open.unanswered.delete(String(id))) {
+        unbalanced(index);
+      }
+      previousRole = role;
+      return;
+    }
+    if (previousRole === "tool" && role !== "assistant") {
+      violations.push({
+        message: `Unexpected role '${String(role)}' after role 'tool'`,
+        param: `messages[${index}].role`,
+      });
+    }
+    if (open.unanswered.size > 0) unbalanced(open.index);
+    const calls = role === "assistant" ? mistralCallsOf(message) : [];
+    calls.forEach((call, position) => {
+      badId(fieldsOf(call)?.id, `messages[${index}].tool_calls[${position}].id`);
+    });
+    const ids = calls.map((call) => String(fieldsOf(call)?.id));
+    open = { index: calls.length > 0 ? index : -1, ids: new Set(ids), unanswered: new Set(ids) };
+    previousRole = role;
+  });
+  if (open.unanswered.size > 0) unbalanced(open.index);
+  return violations;
 }

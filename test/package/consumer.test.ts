@@ -265,6 +265,8 @@ beforeAll(async () => {
         name === "tool-call-resilience" ? tarball : `${name}@${testedVersion(name)}`,
       ),
       langChainOpenAISpec(),
+      // A provider with rules on the order of turns, for the repair's synthetic reply.
+      `@langchain/mistralai@${testedVersion("@langchain/mistralai")}`,
       `@opentelemetry/sdk-node@${testedVersion("@opentelemetry/sdk-node")}`,
       typescript,
     ]),
@@ -488,6 +490,44 @@ console.log("answer:", result.messages.at(-1).text);
     expect(placeholderAfterCall(requests[1], "call_deploy_1")).toBe(
       PLACEHOLDER_CATALOG.en.interrupted,
     );
+  });
+
+  it("sends ChatMistralAI the README's thread in an order Mistral accepts: a reply before the user's message", async () => {
+    // Mistral's own converter builds the request; only its network call is replaced.
+    const script = `
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { ChatMistralAI } from "@langchain/mistralai";
+import { TURN_CATALOG, withToolCallRepair } from "tool-call-resilience";
+
+const model = new ChatMistralAI({ model: "mistral-large-latest", apiKey: "test", maxRetries: 0 });
+let sent;
+model.completionWithRetry = async (request) => {
+  sent = request;
+  return {
+    choices: [{ index: 0, finishReason: "stop", message: { role: "assistant", content: "Done." } }],
+    usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+  };
+};
+const thread = [
+  new HumanMessage("Deploy billing, please."),
+  new AIMessage({ content: "", tool_calls: [{ id: "call_deploy_1", name: "deploy", args: {} }] }),
+  new HumanMessage("Never mind. What happened?"),
+];
+const answer = await withToolCallRepair(model, { logger: false }).invoke(thread);
+console.log(JSON.stringify({
+  answer: answer.text,
+  roles: sent.messages.map((message) => message.role),
+  reply: sent.messages[3].content === TURN_CATALOG.en.reply,
+}));
+`;
+    writeFileSync(join(langChainApp.dir, "mistral.mjs"), script);
+    const ran = await node(["mistral.mjs"], langChainApp.dir);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(JSON.parse(ran.stdout)).toEqual({
+      answer: "Done.",
+      roles: ["user", "assistant", "tool", "assistant", "user"],
+      reply: true,
+    });
   });
 
   it("is require()d from CommonJS: the main entry, /setup, /formats, /semconv, /ai-sdk and /openai-agents", async () => {

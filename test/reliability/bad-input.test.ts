@@ -7,14 +7,14 @@
  * promtool's parser where it is installed), and templates that try to expand twice.
  */
 import { execFile } from "node:child_process";
-import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterEach, describe, expect, it } from "vitest";
 import { prometheusName, series } from "../../dashboards/generator/names.js";
 import { findOnPath } from "../../demo/prometheus-server.js";
 import { danglingToolCallMiddleware, repairToolCalls, syntheticReasonOf } from "../../src/index.js";
 import { type ServedTelemetryHandle, startTelemetry } from "../../src/setup/index.js";
 import { ATTR_GEN_AI_TOOL_NAME } from "../../src/telemetry/semconv.js";
-import { aiCalls, human, toolResult } from "../helpers/history.js";
+import { aiCalls, aiText, human, toolResult } from "../helpers/history.js";
 import { freePort, scrape } from "../helpers/prometheus.js";
 import { ACCEPTED_BY_ALL, providerViolations } from "../helpers/provider-payloads.js";
 
@@ -116,8 +116,12 @@ describe("frozen objects", () => {
       "placeholder_inserted",
       "id_assigned",
       "placeholder_inserted",
+      "turn_inserted",
     ]);
     expect(messages).not.toBe(history);
+    expect(messages).toHaveLength(history.length + 3);
+    expect(syntheticReasonOf(messages[5])).toBe("turn_order");
+    expect(messages[6]).toBe(history[3]);
     // The id goes on a copy, which can take it although the original is frozen.
     const copy = messages[3] as AIMessage;
     expect(copy).toBeInstanceOf(AIMessage);
@@ -134,8 +138,11 @@ describe("frozen objects", () => {
     expect(messages.map((message) => (message as { type: string }).type)).toEqual([
       "ai",
       "tool",
+      "ai",
       "human",
     ]);
+    expect(syntheticReasonOf(messages[2])).toBe("turn_order");
+    expect(messages[3]).toBe(history[1]);
   });
 });
 
@@ -251,10 +258,12 @@ describe("circular objects", () => {
     expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
       ["placeholder_inserted", "call_1"],
       ["placeholder_inserted", "call_2"],
+      ["turn_inserted", "call_2"],
     ]);
     expect(messages[1]).toBe(ai);
     expect(messages[3]).toBe(plain);
-    expect(messages).toHaveLength(6);
+    expect(syntheticReasonOf(messages[5])).toBe("turn_order");
+    expect(messages).toHaveLength(7);
   });
 
   it("reads a call list that holds itself as one more call, without an id or a name, and answers both", () => {
@@ -267,8 +276,9 @@ describe("circular objects", () => {
       ["name_assigned", "tcr_1_1"],
       ["placeholder_inserted", "call_2"],
       ["placeholder_inserted", "tcr_1_1"],
+      ["turn_inserted", "tcr_1_1"],
     ]);
-    expect(messages).toHaveLength(5);
+    expect(messages).toHaveLength(6);
     expect(repairToolCalls(messages).messages).toBe(messages);
   });
 });
@@ -293,7 +303,9 @@ describe("calls of the wrong shape", () => {
     const { messages, repairs } = repairToolCalls(history);
     expect(repairs.map((repair) => [repair.kind, repair.toolCallId])).toEqual([
       ["id_assigned", "tcr_0_0"],
+      ["turn_inserted", "tcr_0_0"],
     ]);
+    expect(syntheticReasonOf(messages[2])).toBe("turn_order");
     expect(
       (messages[0] as { tool_calls: { id: unknown }[] }).tool_calls.map((call) => call.id),
     ).toEqual(["tcr_0_0"]);
@@ -332,16 +344,17 @@ describe("a history of 1,000,000 messages", () => {
   const SIZE = 1_000_000;
 
   /**
-   * Whole turns of human, AI call and its result, every `danglingEvery`-th turn without its
-   * result, then human turns up to exactly SIZE messages.
+   * Whole turns of human, AI call, its result and the AI's answer to it (well formed on every
+   * wire), every `danglingEvery`-th turn stopping after the call (no result, no answer), then
+   * human turns up to exactly SIZE messages.
    */
   function longHistory(danglingEvery: number | undefined): unknown[] {
     const history: unknown[] = [];
-    for (let turn = 0; history.length + 3 <= SIZE; turn++) {
+    for (let turn = 0; history.length + 4 <= SIZE; turn++) {
       const id = `call_${turn}`;
       history.push(human(`turn ${turn}`), aiCalls([id, "search"]));
       if (danglingEvery === undefined || turn % danglingEvery !== 0) {
-        history.push(toolResult(id));
+        history.push(toolResult(id), aiText(`answer ${turn}`));
       }
     }
     while (history.length < SIZE) history.push(human("the end"));
@@ -356,22 +369,37 @@ describe("a history of 1,000,000 messages", () => {
     expect(messages === history).toBe(true);
   });
 
-  it("gets a placeholder right after each dangling call, and nothing else changes", () => {
-    const history = longHistory(1_000);
+  it("gets a placeholder right after each dangling call, and a reply before the human turn after it, and nothing else changes", () => {
+    const history = longHistory(750);
     const { messages, repairs } = repairToolCalls(history);
     const dangling = history.filter(
       (message, index) =>
-        message instanceof AIMessage && !(history[index + 1] instanceof ToolMessage),
+        message instanceof AIMessage &&
+        (message.tool_calls?.length ?? 0) > 0 &&
+        !(history[index + 1] instanceof ToolMessage),
     ).length;
     expect(dangling).toBeGreaterThan(300);
-    expect(repairs).toHaveLength(dangling);
-    expect(messages).toHaveLength(SIZE + dangling);
-    for (const repair of repairs) {
-      expect(repair.kind).toBe("placeholder_inserted");
-      const placeholder = messages[repair.outputIndex ?? -1] as ToolMessage;
-      expect(syntheticReasonOf(placeholder)).toBe("interrupted");
-      expect(messages[(repair.outputIndex ?? 0) - 1]).toBe(history[repair.callIndex ?? -1]);
-      expect(placeholder.tool_call_id).toBe(repair.toolCallId);
+    // Each dangling call is followed by a human turn: a placeholder and then a reply.
+    expect(repairs).toHaveLength(2 * dangling);
+    expect(messages).toHaveLength(SIZE + 2 * dangling);
+    for (const [index, repair] of repairs.entries()) {
+      if (index % 2 === 0) {
+        expect(repair.kind).toBe("placeholder_inserted");
+        const placeholder = messages[repair.outputIndex ?? -1] as ToolMessage;
+        expect(syntheticReasonOf(placeholder)).toBe("interrupted");
+        expect(messages[(repair.outputIndex ?? 0) - 1]).toBe(history[repair.callIndex ?? -1]);
+        expect(placeholder.tool_call_id).toBe(repair.toolCallId);
+      } else {
+        expect(repair.kind).toBe("turn_inserted");
+        const placeholder = repairs[index - 1];
+        expect(repair.toolCallId).toBe(placeholder?.toolCallId);
+        expect(repair.outputIndex).toBe((placeholder?.outputIndex ?? 0) + 1);
+        const reply = messages[repair.outputIndex ?? -1] as AIMessage;
+        expect(reply).toBeInstanceOf(AIMessage);
+        expect(reply.tool_calls).toEqual([]);
+        expect(syntheticReasonOf(reply)).toBe("turn_order");
+        expect(messages[(repair.outputIndex ?? 0) + 1]).toBeInstanceOf(HumanMessage);
+      }
     }
     expect(messages.filter((message) => syntheticReasonOf(message) === undefined)).toEqual(history);
   });

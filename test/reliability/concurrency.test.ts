@@ -9,7 +9,7 @@
 
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import type { FakeBuiltModel } from "@langchain/core/testing";
 import type { MeterProvider } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
@@ -23,6 +23,7 @@ import {
   ATTR_DANGLING_COUNT,
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_OUTCOME,
+  ATTR_REPAIR_KIND,
   ATTR_TOOL_CALL_IDS,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
@@ -31,6 +32,8 @@ import {
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
   SPAN_REPAIR_TOOL_CALLS,
 } from "../../src/telemetry/semconv.js";
 import {
@@ -111,11 +114,26 @@ async function runThread(plan: Plan, middleware: ReturnType<typeof danglingToolC
   return model;
 }
 
-/** The ids of the placeholders a model request carried. */
+/** The ids of the placeholders a model request carried (synthetic tool messages). */
 function placeholderIds(messages: readonly BaseMessage[]): string[] {
   return messages
-    .filter((message) => syntheticReasonOf(message) !== undefined)
+    .filter((message) => message instanceof ToolMessage && syntheticReasonOf(message) !== undefined)
     .map((message) => (message as ToolMessage).tool_call_id);
+}
+
+/**
+ * The synthetic replies a model request carried, each as the messages right before and right
+ * after it; each must be an AI message without calls.
+ */
+function replies(messages: readonly BaseMessage[]): { before: BaseMessage; after: BaseMessage }[] {
+  return messages.flatMap((message, index) => {
+    if (syntheticReasonOf(message) !== "turn_order") return [];
+    expect(message).toBeInstanceOf(AIMessage);
+    expect((message as AIMessage).tool_calls).toEqual([]);
+    return [
+      { before: messages[index - 1] as BaseMessage, after: messages[index + 1] as BaseMessage },
+    ];
+  });
 }
 
 describe("1,000 concurrent agent threads with interleaved aborts", () => {
@@ -143,19 +161,32 @@ describe("1,000 concurrent agent threads with interleaved aborts", () => {
     expect(aborted.length).toBeLessThan(420);
 
     // Each model saw its own thread: after an abort, its two later calls carry exactly its own
-    // placeholders, right after its own AI message; a finished thread never gets one.
+    // placeholders, right after its own AI message, and one synthetic reply between the last of
+    // them and its own next human turn; a finished thread never gets either.
     plans.forEach((plan, index) => {
       const model = models[index] as FakeBuiltModel;
       const requests = model.calls.map((call) => call.messages);
       expect(requests).toHaveLength(plan.aborted ? 3 : 4);
       const expected = plan.aborted ? [[], plan.callIds, plan.callIds] : [[], [], [], []];
       expect(requests.map(placeholderIds)).toEqual(expected);
+      const lastCall = plan.callIds.at(-1);
+      const expectedReplies = plan.aborted
+        ? [[], [[lastCall, `${plan.threadId}:h-1`]], [[lastCall, `${plan.threadId}:h-1`]]]
+        : [[], [], [], []];
+      expect(
+        requests.map((messages) =>
+          replies(messages).map(({ before, after }) => [
+            (before as ToolMessage).tool_call_id,
+            after.id,
+          ]),
+        ),
+      ).toEqual(expectedReplies);
       const strangers = requests
         .flat()
         .filter((message) =>
           message instanceof ToolMessage
             ? !plan.callIds.includes(message.tool_call_id)
-            : !message.id?.startsWith(plan.threadId),
+            : syntheticReasonOf(message) !== "turn_order" && !message.id?.startsWith(plan.threadId),
         );
       expect(strangers).toEqual([]);
     });
@@ -170,7 +201,16 @@ describe("1,000 concurrent agent threads with interleaved aborts", () => {
     );
     // Counted once although repaired on two calls, and once per thread although ids repeat.
     expect(await metrics.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(danglingCalls);
-    expect(await metrics.sum(METRIC_REPAIRS)).toBe(2 * danglingCalls);
+    // A placeholder for each dangling call and a reply before the next human turn, on both calls.
+    expect(
+      await metrics.sum(METRIC_REPAIRS, {
+        [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+      }),
+    ).toBe(2 * danglingCalls);
+    expect(
+      await metrics.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_TURN_INSERTED }),
+    ).toBe(2 * aborted.length);
+    expect(await metrics.sum(METRIC_REPAIRS)).toBe(2 * danglingCalls + 2 * aborted.length);
     const perThread = Object.fromEntries(
       (await metrics.points(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS)).map((point) => [
         point.attributes[ATTR_GEN_AI_CONVERSATION_ID],

@@ -15,12 +15,15 @@ import {
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_OUTCOME,
+  ATTR_REPAIR_KIND,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_TOOL_CALLS,
   OUTCOME_VALUE_CLEAN,
   OUTCOME_VALUE_REPAIRED,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
 } from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
@@ -80,9 +83,20 @@ describe("a model wrapped with withToolCallRepair in an agent with the middlewar
     expect(await harness.sum(METRIC_TOOL_CALLS)).toBe(1);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, searchOnModel)).toBe(1);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(1);
-    expect(await harness.sum(METRIC_REPAIRS)).toBe(1);
-    // The model still got the repaired history, once repaired: one placeholder after ai_1.
+    // The repair, counted once: ai_1's placeholder, and the synthetic reply between it and h2.
+    expect(await harness.sum(METRIC_REPAIRS)).toBe(2);
+    expect(
+      await harness.sum(METRIC_REPAIRS, {
+        [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+      }),
+    ).toBe(1);
+    expect(
+      await harness.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_TURN_INSERTED }),
+    ).toBe(1);
+    // The model still got the repaired history, once repaired: one placeholder after ai_1, then
+    // one synthetic reply before h2.
     const sent = receivedBy(fake, 1);
+    expect(sent.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai", "human"]);
     expect(sent.filter((message) => message.type === "tool")).toHaveLength(1);
     // One warning about the attachment, however many calls, beside the repair's own warning.
     expect(warnings.filter((warning) => warning === ATTACHMENT_LINE)).toHaveLength(1);

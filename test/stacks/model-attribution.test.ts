@@ -25,11 +25,14 @@ import {
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_REPAIR_KIND,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
 } from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
@@ -175,11 +178,20 @@ describe("model retry", () => {
     await agent.invoke({ messages: [humanTurn("h2", "Well?")] }, onThread("retried"));
 
     const fake = { [ATTR_GEN_AI_REQUEST_MODEL]: "fake-gpt" };
-    // Ground truth: one call issued, one dangling; turn 2 takes two attempts, each repaired.
+    // Ground truth: one call issued, one dangling; turn 2 takes two attempts, each repaired: a
+    // placeholder for the call, and (the fake model's wire being any) a reply before h2.
     expect(await harness.sum(METRIC_TOOL_CALLS, fake)).toBe(1);
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS, fake)).toBe(1);
     expect(await harness.sum(METRIC_MODEL_CALLS, fake)).toBe(3);
-    expect(await harness.sum(METRIC_REPAIRS)).toBe(2);
+    expect(
+      await harness.sum(METRIC_REPAIRS, {
+        [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+      }),
+    ).toBe(2);
+    expect(
+      await harness.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_TURN_INSERTED }),
+    ).toBe(2);
+    expect(await harness.sum(METRIC_REPAIRS)).toBe(4);
   });
 });
 

@@ -9,18 +9,21 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, modelCallLimitMiddleware } from "langchain";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { danglingToolCallMiddleware } from "../../src/index.js";
+import { danglingToolCallMiddleware, syntheticReasonOf } from "../../src/index.js";
 import { MODEL_CALL_WAIT_MS } from "../../src/telemetry/pending-inspections.js";
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_REPAIR_KIND,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIR_DURATION,
   METRIC_REPAIRS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
 } from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
@@ -70,10 +73,32 @@ describe("a persisted repair whose model call never comes", () => {
     await agent.invoke({ messages: [humanTurn("h3", "Hello?")] }, onThread(THREAD));
     vi.advanceTimersByTime(MODEL_CALL_WAIT_MS);
 
-    // The repair was written: the stored thread answers call_1 with a placeholder.
+    // The repair was written, once: the stored thread answers call_1 with a placeholder, and a
+    // synthetic reply stands between it and h2 (the limit's own message ends turns 2 and 3).
     const stored = await storedMessages(agent, THREAD);
+    expect(stored.map((message) => message.type)).toEqual([
+      "human",
+      "ai",
+      "tool",
+      "ai",
+      "human",
+      "ai",
+      "human",
+      "ai",
+    ]);
+    expect(stored.map((message) => syntheticReasonOf(message) ?? null)).toEqual([
+      null,
+      null,
+      "interrupted",
+      "turn_order",
+      null,
+      null,
+      null,
+      null,
+    ]);
     expect(stored.filter((message) => message.type === "tool")).toHaveLength(1);
-    // Ground truth: one model call (turn 1), one tool call, which dangles; one repair written.
+    // Ground truth: one model call (turn 1), one tool call, which dangles; one repair written,
+    // once: its placeholder and its reply.
     const model = { [ATTR_GEN_AI_REQUEST_MODEL]: "fake-gpt" };
     expect(await harness.sum(METRIC_MODEL_CALLS)).toBe(1);
     expect(await harness.sum(METRIC_TOOL_CALLS, model)).toBe(1);
@@ -88,7 +113,15 @@ describe("a persisted repair whose model call never comes", () => {
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(1);
-    expect(await harness.sum(METRIC_REPAIRS)).toBe(1);
+    expect(
+      await harness.sum(METRIC_REPAIRS, {
+        [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+      }),
+    ).toBe(1);
+    expect(
+      await harness.sum(METRIC_REPAIRS, { [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_TURN_INSERTED }),
+    ).toBe(1);
+    expect(await harness.sum(METRIC_REPAIRS)).toBe(2);
     // Inspections: turn 1's model call, turn 2's beforeModel repair (its model call never came).
     const durations = await harness.points(METRIC_REPAIR_DURATION);
     const inspections = durations.reduce(

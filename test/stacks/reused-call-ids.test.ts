@@ -18,11 +18,14 @@ import {
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_OUTCOME,
+  ATTR_REPAIR_KIND,
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,
   METRIC_REPAIRS,
   METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS,
   METRIC_TOOL_CALLS,
+  REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
 } from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
@@ -41,6 +44,8 @@ const MODEL = "fake-gpt";
 const ON_MODEL = { [ATTR_GEN_AI_REQUEST_MODEL]: MODEL };
 const SEARCH_ON_MODEL = { ...ON_MODEL, [ATTR_GEN_AI_TOOL_NAME]: "search" };
 const CALL_0 = { id: "call_0", name: "search", args: { query: "weather" } };
+const PLACEHOLDERS = { [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED };
+const REPLIES = { [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_TURN_INSERTED };
 
 /**
  * One thread whose model names its call `call_0` on every turn: turns 1 and 2 are aborted while
@@ -84,8 +89,11 @@ describe("a call id reused on one thread", () => {
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(2);
-    // Turn 2's call repairs ai_1's call_0; turn 3's repairs both: 1 + 2 placeholders.
-    expect(await harness.sum(METRIC_REPAIRS, ON_MODEL)).toBe(3);
+    // Turn 2's call repairs ai_1's call_0; turn 3's repairs both: 1 + 2 placeholders, each
+    // followed by a synthetic reply before the user's next message (the fake model's wire is any).
+    expect(await harness.sum(METRIC_REPAIRS, { ...ON_MODEL, ...PLACEHOLDERS })).toBe(3);
+    expect(await harness.sum(METRIC_REPAIRS, { ...ON_MODEL, ...REPLIES })).toBe(3);
+    expect(await harness.sum(METRIC_REPAIRS, ON_MODEL)).toBe(6);
     // Three model calls, one per turn: turn 1 clean, turns 2 and 3 repaired.
     const forecaster = { ...ON_MODEL, [ATTR_GEN_AI_AGENT_NAME]: "forecaster" };
     expect(await harness.sum(METRIC_MODEL_CALLS, { ...forecaster, [ATTR_OUTCOME]: "clean" })).toBe(
@@ -106,8 +114,11 @@ describe("a call id reused on one thread", () => {
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(2);
-    // Turn 2 writes ai_1's placeholder, turn 3 ai_2's: each repair is made once.
-    expect(await harness.sum(METRIC_REPAIRS)).toBe(2);
+    // Turn 2 writes ai_1's placeholder and the reply after it, turn 3 ai_2's: each repair is
+    // made once.
+    expect(await harness.sum(METRIC_REPAIRS, PLACEHOLDERS)).toBe(2);
+    expect(await harness.sum(METRIC_REPAIRS, REPLIES)).toBe(2);
+    expect(await harness.sum(METRIC_REPAIRS)).toBe(4);
   });
 });
 
@@ -143,13 +154,16 @@ describe("sub-graphs that share a thread id", () => {
 
     await parent.invoke({ messages: [humanTurn("h1", "Plan a trip.")] }, onThread(THREAD));
 
-    // Ground truth: two histories, each with one AI message whose call_0 has no result.
+    // Ground truth: two histories, each with one AI message whose call_0 has no result, and a
+    // user message after it: a placeholder and a synthetic reply each.
     expect(await harness.sum(METRIC_DANGLING_TOOL_CALLS)).toBe(2);
     expect(
       await harness.sum(METRIC_THREAD_RECENT_DANGLING_TOOL_CALLS, {
         [ATTR_GEN_AI_CONVERSATION_ID]: THREAD,
       }),
     ).toBe(2);
-    expect(await harness.sum(METRIC_REPAIRS)).toBe(2);
+    expect(await harness.sum(METRIC_REPAIRS, PLACEHOLDERS)).toBe(2);
+    expect(await harness.sum(METRIC_REPAIRS, REPLIES)).toBe(2);
+    expect(await harness.sum(METRIC_REPAIRS)).toBe(4);
   });
 });

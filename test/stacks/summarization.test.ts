@@ -38,6 +38,7 @@ import {
   OUTCOME_VALUE_REPAIRED,
   REASON_VALUE_INTERRUPTED,
   REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
+  REPAIR_KIND_VALUE_TURN_INSERTED,
 } from "../../src/telemetry/semconv.js";
 import {
   abortMidTool,
@@ -173,6 +174,10 @@ async function countersOf(harness: ReturnType<typeof metricsHarness>) {
       ...model,
       [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED,
     }),
+    turns: await harness.sum(METRIC_REPAIRS, {
+      ...model,
+      [ATTR_REPAIR_KIND]: REPAIR_KIND_VALUE_TURN_INSERTED,
+    }),
     repairsAnywhere: await harness.sum(METRIC_REPAIRS),
     cleanModelCalls: await harness.sum(METRIC_MODEL_CALLS, {
       ...model,
@@ -200,8 +205,10 @@ async function countersOf(harness: ReturnType<typeof metricsHarness>) {
  *
  * Turn 2, with persist and our middleware listed before the summary: our hook runs first, sees
  * [h1, ai_search, h2], finds two dangling calls (reason `interrupted`), and writes
- * [h1, ai_search, placeholder_a, placeholder_b, h2]: dangling 2, repairs 2. The summary then sees
- * 5 messages, keeps h2, and summarizes the repaired [h1, ai_search, placeholder_a, placeholder_b].
+ * [h1, ai_search, placeholder_a, placeholder_b, reply, h2]: dangling 2, repairs 3 (2 placeholders,
+ * and the synthetic reply that keeps h2 from following tool results: the fake model's wire is
+ * `"any"`). The summary then sees 6 messages, keeps h2, and summarizes the repaired
+ * [h1, ai_search, placeholder_a, placeholder_b, reply].
  * The model gets [summary, h2], clean; the call is reported as `repaired` on behalf of the hook,
  * with the model's name, and the calls are counted there once. Model calls: 1 clean, 1 repaired.
  */
@@ -213,6 +220,7 @@ const TRUTH = {
     danglingAnywhere: 0,
     threadDangling: 0,
     repairs: 0,
+    turns: 0,
     repairsAnywhere: 0,
     cleanModelCalls: 2,
     repairedModelCalls: 0,
@@ -224,7 +232,8 @@ const TRUTH = {
     danglingAnywhere: 2,
     threadDangling: 2,
     repairs: 2,
-    repairsAnywhere: 2,
+    turns: 1,
+    repairsAnywhere: 3,
     cleanModelCalls: 1,
     repairedModelCalls: 1,
   },
@@ -368,7 +377,8 @@ describe("what summarizationMiddleware does with a dangling AI message", () => {
   it("may keep it, first of the kept messages, and then the request counts it as dangling", async () => {
     // keep 2 of [h1, ai_search, h2]: the cut falls before ai_search. No ToolMessage ties it to
     // anything, so nothing moves the cut, and the model request carries both dangling calls:
-    // our wrapModelCall repairs and counts them (2), with no persist.
+    // our wrapModelCall repairs and counts them (2), with no persist, and writes a synthetic
+    // reply between their placeholders and h2.
     const { model, harness } = await runScenario({
       persist: false,
       placement: "after summarization",
@@ -380,6 +390,7 @@ describe("what summarizationMiddleware does with a dangling AI message", () => {
       "ai",
       "tool",
       "tool",
+      "ai",
       "human",
     ]);
     expect(unansweredCalls(request)).toEqual([]);
@@ -390,25 +401,27 @@ describe("what summarizationMiddleware does with a dangling AI message", () => {
       danglingAnywhere: 2,
       threadDangling: 2,
       repairs: 2,
-      repairsAnywhere: 2,
+      turns: 1,
+      repairsAnywhere: 3,
       cleanModelCalls: 1,
       repairedModelCalls: 1,
     });
   });
 
   it("keeps a repaired call with its placeholders: a cut on a result moves back to the call", async () => {
-    // persist before the summary: it sees [h1, ai_search, placeholder_a, placeholder_b, h2];
-    // keep 2 would cut at placeholder_b, so the summary moves the cut back to ai_search.
+    // persist before the summary: it sees [h1, ai_search, placeholder_a, placeholder_b, reply,
+    // h2]; keep 3 would cut at placeholder_b, so the summary moves the cut back to ai_search.
     const { agent, model } = await runScenario({
       persist: true,
       placement: "before summarization",
-      keep: 2,
+      keep: 3,
     });
     expect(receivedBy(model, 1).map((message) => message.type)).toEqual([
       "human",
       "ai",
       "tool",
       "tool",
+      "ai",
       "human",
     ]);
     const stored = await storedMessages(agent, THREAD);
@@ -417,6 +430,7 @@ describe("what summarizationMiddleware does with a dangling AI message", () => {
       "ai",
       "tool",
       "tool",
+      "ai",
       "human",
       "ai",
     ]);

@@ -13,7 +13,7 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { ChatGoogleGenerativeAI } from "@langchain/google-genai";
 import { ChatVertexAI } from "@langchain/google-vertexai";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { withToolCallRepair } from "../../src/index.js";
+import { TURN_CATALOG, withToolCallRepair } from "../../src/index.js";
 import { METRIC_DANGLING_TOOL_CALLS } from "../../src/telemetry/semconv.js";
 import { searchTool } from "../helpers/agent.js";
 import { metricsHarness } from "../helpers/telemetry.js";
@@ -138,7 +138,8 @@ describe("the tool label of a dangling call, through the real Google clients", (
       maxRetries: 0,
     });
     const points = await danglingPointsThrough(gemini);
-    // The repaired thread reached the Gemini API: the call is answered before the user goes on.
+    // The repaired thread reached the Gemini API: the call is answered, and the synthetic reply
+    // written, before the user goes on.
     expect(received.map((request) => request.url)).toEqual([
       expect.stringContaining("/models/gemini-2.5-flash:generateContent"),
     ]);
@@ -146,6 +147,7 @@ describe("the tool label of a dangling call, through the real Google clients", (
       { role: "user" },
       { role: "model", parts: [{ functionCall: { name: "search" } }] },
       { role: "user", parts: [{ functionResponse: { name: "search" } }] },
+      { role: "model", parts: [{ text: TURN_CATALOG.en.reply }] },
       { role: "user" },
     ]);
     expect(points).toEqual(DANGLING_SEARCH_POINT);
@@ -182,7 +184,8 @@ describe("the tool label of a dangling call, through the real Bedrock client", (
       clientOptions: { requestHandler: cannedConverseHandler(received) },
     });
     const points = await danglingPointsThrough(bedrock);
-    // The repaired thread reached Converse: the tool use has its result before the user goes on.
+    // The repaired thread reached Converse: the tool use has its result, and an assistant turn
+    // follows it, before the user goes on (Converse refuses two user turns in a row).
     expect(received.map((request) => request.url)).toEqual([
       expect.stringMatching(/\/model\/.+\/converse$/),
     ]);
@@ -190,6 +193,7 @@ describe("the tool label of a dangling call, through the real Bedrock client", (
       { role: "user" },
       { role: "assistant", content: [{ toolUse: { toolUseId: "call_1", name: "search" } }] },
       { role: "user", content: [{ toolResult: { toolUseId: "call_1" } }] },
+      { role: "assistant", content: [{ text: TURN_CATALOG.en.reply }] },
       { role: "user" },
     ]);
     expect(points).toEqual(DANGLING_SEARCH_POINT);

@@ -63,22 +63,18 @@ export async function checkStoredThreads(
       {},
       "langchain",
     );
-    /** Calls of earlier turns that still dangle in the store: the user spoke after each. */
-    const stillDangling = new Set<string>();
     for (const repair of audit.repairs) {
-      if (repair.kind !== "placeholder_inserted" || pending.has(repair.toolCallId ?? "")) continue;
-      stillDangling.add(repair.toolCallId ?? "");
-      unrepaired += 1;
-      if (persist) problems.push(`${id}: call ${repair.toolCallId} still dangles in the store`);
-    }
-    for (const repair of audit.repairs) {
-      if (repair.kind === "placeholder_inserted") continue;
-      // The repair of a call that still dangles writes its placeholder, then a synthetic reply
-      // before the user's next message: expected where the repair is not written back (and
-      // reported above as a dangling call where it should have been).
-      const replyToDangling =
-        repair.kind === "turn_inserted" && stillDangling.has(repair.toolCallId ?? "");
-      if (!replyToDangling) problems.push(`${id}: ${repair.kind} for call ${repair.toolCallId}`);
+      if (repair.kind === "placeholder_inserted") {
+        if (pending.has(repair.toolCallId ?? "")) continue;
+        unrepaired += 1;
+        if (persist) problems.push(`${id}: call ${repair.toolCallId} still dangles in the store`);
+        continue;
+      }
+      // Without persist the store keeps what happened: the synthetic reply that tool results
+      // followed by a user message need (after a stop, or a worker killed once its tools ran) is
+      // written into each model call's request only.
+      if (repair.kind === "turn_inserted" && !persist) continue;
+      problems.push(`${id}: ${repair.kind} for call ${repair.toolCallId}`);
     }
     const left = await problemsLeft(audit, {});
     const remaining = Object.entries(left).filter(([, count]) => count > 0);

@@ -969,7 +969,11 @@ describe("what startTelemetry leaves to the application", () => {
   });
 
   it("of two startTelemetry() calls made at once, only one starts; the other is refused", async () => {
-    const ports = [await freePort(), await freePort()];
+    // Two ports, told apart: a port freed once may be handed out again.
+    const first = await freePort();
+    let second = await freePort();
+    while (second === first) second = await freePort();
+    const ports = [first, second];
     // Both pass the first check before either has registered: the second check must catch it.
     const outcomes = await Promise.allSettled(ports.map((port) => startTelemetry({ port })));
     for (const outcome of outcomes) {

@@ -115,7 +115,11 @@ Ctrl-C stops the fleet, prints the summary and closes every server.
 
 Examples:
   npm start
-  npm start -- --duration 1320 --spike-at 600 --prometheus
+  # an hour at 0.5 % of tool calls dangling, then half an hour at 10 %: with the shipped rules,
+  # ToolCallResilienceDanglingSpike pages each model 15 to 25 minutes into it (the spike alert's
+  # baseline ends an hour before it is evaluated, hence the hour first)
+  npm start -- --duration 6000 --interrupt-rate 0.006 --spike-at 3600 --spike-length 1800 \\
+    --spike-rate 0.15 --prometheus
   npm start -- --threads 5 --turns 3 --traces --locale de
   npm start -- --otlp http://localhost:4318
   npm start -- --workers 3

@@ -112,7 +112,11 @@ export function buildAlertmanagerFragment(
 ): AlertmanagerFragment {
   const topology = [...config.topologyLabels];
   const budgetBurn = alertNamed(rules, "ToolCallResilienceDanglingBudgetBurn").alert;
-  const toolBurn = alertNamed(rules, "ToolCallResilienceToolDanglingBudgetBurn").alert;
+  const spike = alertNamed(rules, "ToolCallResilienceDanglingSpike").alert;
+  const toolAlerts = [
+    alertNamed(rules, "ToolCallResilienceToolDanglingBudgetBurn").alert,
+    alertNamed(rules, "ToolCallResilienceToolDanglingSpike").alert,
+  ];
   const outlier = alertNamed(rules, "ToolCallResilienceInstanceDanglingOutlier").alert;
   const missing = alertNamed(rules, "ToolCallResilienceTelemetryMissing").alert;
   const severities = [...new Set(rules.map((rule) => rule.labels.severity))];
@@ -121,6 +125,9 @@ export function buildAlertmanagerFragment(
   }
   const bySeverity = (severity: Exclude<Severity, "info">): AlertmanagerRoute => ({
     matchers: [matcher(SEVERITY, "=", severity)],
+    // A page is the incident of a job and place, whichever alert carries it: the spike and the
+    // burn rate that takes over from it are one group, so the second updates the page.
+    ...(severity === "critical" ? { group_by: [labels.job, ...topology] } : {}),
     group_wait: timings[severity].groupWait,
     group_interval: timings[severity].groupInterval,
     repeat_interval: timings[severity].repeatInterval,
@@ -135,22 +142,27 @@ export function buildAlertmanagerFragment(
       .filter((severity) => severities.includes(severity))
       .map(bySeverity),
   };
-  const page = [matcher(ALERTNAME, "=", budgetBurn), matcher(SEVERITY, "=", "critical")];
+  const modelAlerts = matcher(ALERTNAME, "=~", alternation([budgetBurn, spike]));
+  const page = [modelAlerts, matcher(SEVERITY, "=", "critical")];
   const warnings = rules
     .filter((rule) => rule.labels.severity === "warning" && rule.alert !== missing)
     .map((rule) => rule.alert);
   const wholeJob = [matcher(ALERTNAME, "=", missing), matcher(labels.instance, "=", "")];
   const inhibitRules: InhibitRule[] = [
+    // A model's page (its budget burning, or its spike) holds back the model's warnings.
     {
       source_matchers: page,
-      target_matchers: [matcher(ALERTNAME, "=", budgetBurn), matcher(SEVERITY, "=", "warning")],
-      equal: [ALERTNAME, labels.job, labels.provider, labels.model, ...topology],
+      target_matchers: [modelAlerts, matcher(SEVERITY, "=", "warning")],
+      equal: [labels.job, labels.provider, labels.model, ...topology],
     },
     // The tools of a paging model: the tool alerts carry no model, so the page holds back those of
-    // its job and place (a copy: the YAML would otherwise alias the two lists).
+    // its job and place (copies: the YAML would otherwise alias the lists).
     {
       source_matchers: [...page],
-      target_matchers: [matcher(ALERTNAME, "=", toolBurn), matcher(SEVERITY, "=", "warning")],
+      target_matchers: [
+        matcher(ALERTNAME, "=~", alternation(toolAlerts)),
+        matcher(SEVERITY, "=", "warning"),
+      ],
       equal: [labels.job, ...topology],
     },
     // The replica of a paging model that makes it page: the same model, not another one's.

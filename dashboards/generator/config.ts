@@ -25,6 +25,14 @@ export interface BurnWindows {
   readonly factor: number;
 }
 
+/** A level of the spike alerts: how far above its baseline, and above the objective, a share is. */
+export interface SpikeLevel {
+  /** The share over the long window must exceed the baseline this many times. */
+  readonly factor: number;
+  /** Both windows must burn faster than this many times the objective, the spike's floor. */
+  readonly floor: number;
+}
+
 /** The bundle's tunables. Every duration is a Prometheus duration string. */
 export const bundleConfig = Object.freeze({
   /**
@@ -81,15 +89,17 @@ export const bundleConfig = Object.freeze({
    */
   objective: Object.freeze({
     /**
-     * For every model not listed in {@link models}. User cancellations alone rarely reach 1 to 2 %
-     * of tool calls; 2 % leaves room for them, and a sustained 6 % (3x) already means calls are
-     * being lost systematically (tools timing out, runs dying, interrupts left unanswered).
+     * For every model not listed in {@link models}: 0.5 %, one tool call in 200. A healthy agent
+     * loses fewer (users pressing stop, the odd timeout). The figure also sets what pages: with
+     * the burn-rate pairs below, a sustained 3 % (6x) pages within 6 hours and 7.2 % (14.4x)
+     * within the hour, and 1.5 % (3x) opens a ticket within a day. At the 2 % this used to be, a
+     * model losing one tool call in ten (an incident for any agent product) never paged.
      */
-    default: 0.02,
+    default: 0.005,
     /**
      * Objectives of particular models: a regular expression, matched against the whole
      * `gen_ai_request_model` as Prometheus does (`gpt-4o(-.*)?`), to the share. The first match
-     * wins. Example: `{ "claude-3-5-haiku.*": 0.05 }`.
+     * wins. Example: `{ "claude-3-5-haiku.*": 0.02 }`.
      */
     models: Object.freeze({}) as Readonly<Record<string, number>>,
   }),
@@ -115,9 +125,10 @@ export const bundleConfig = Object.freeze({
       Object.freeze({ long: "1d", short: "2h", factor: 3 }),
     ]) as readonly BurnWindows[],
     /**
-     * Dangling calls the long window must hold before either severity fires: a burn computed over
-     * a handful of calls (one of three) is chance, not an incident. Kept low so that a quiet model
-     * whose every call dangles still alerts: at 0.04 tool calls per second it has 144 an hour.
+     * Dangling calls the long window of a pair (the spike's too) must hold before it counts: a
+     * burn computed over a handful of calls (one of three) is chance, not an incident, and a
+     * single dangling call never alerts. Kept low so that a quiet model whose every call dangles
+     * still alerts: at 0.04 tool calls per second it has 144 an hour.
      */
     minimumDanglingCalls: 10,
     /**
@@ -132,6 +143,43 @@ export const bundleConfig = Object.freeze({
      * How long an alert keeps firing once its condition no longer holds, so that a short window
      * dipping for a minute mid-incident does not resolve the page and raise a new one.
      */
+    keepFiringFor: "10m",
+  }),
+
+  /**
+   * `ToolCallResilienceDanglingSpike` (per model) and `ToolCallResilienceToolDanglingSpike` (per
+   * tool, a warning): the share of tool calls that dangle jumped far above its own recent level.
+   * Budget burn alone cannot see a jump that stays under the burn rates' factors (0.5 % to 2 % is
+   * 4x the objective), and sees a larger one only once enough budget has burned.
+   *
+   * The baseline is the lowest share of a whole day ({@link baselineWindow}) among those that ended
+   * between a day and {@link baselineEndsBefore} ago, so the incident's own calls do not lift it
+   * for a day. It resolves once either window falls back under the level's figures.
+   */
+  spike: Object.freeze({
+    /** The window whose share is compared with the baseline; it must hold enough dangling calls. */
+    long: "30m",
+    /** The spike must still be going on over this window too, so a burst of a minute never fires. */
+    short: "5m",
+    /** The window of each daily share the baseline is the lowest of. */
+    baselineWindow: "1d",
+    /** The baseline's shares end at least this long ago, after the current windows. */
+    baselineEndsBefore: "1h",
+    /**
+     * Pages (`severity: critical`, per model): the long window's share is {@link SpikeLevel.factor}
+     * times the baseline, and both windows burn at least {@link SpikeLevel.floor} times the
+     * objective. The floor is the lowest burn rate of a paging pair, so a spike that goes on is
+     * bound to meet a paging burn-rate pair before its baseline catches up, a day later.
+     */
+    page: Object.freeze({ factor: 5, floor: 6 }) as SpikeLevel,
+    /**
+     * Warns (`severity: warning`, per model): as {@link page}, at the ticket's burn rate, so that
+     * a sustained spike meets the ticket pair within a day.
+     */
+    warn: Object.freeze({ factor: 3, floor: 3 }) as SpikeLevel,
+    /** How long the condition must hold. */
+    for: "10m",
+    /** How long it keeps firing after, so that one quiet evaluation does not resolve it. */
     keepFiringFor: "10m",
   }),
 

@@ -1,8 +1,8 @@
 /**
  * The alerts as Grafana-managed alert rules, for users who alert from Grafana rather than from
  * Prometheus and Alertmanager: a file-provisioning file (`apiVersion: 1`, `groups`) generated
- * from the same definitions as `alerts.yml`. Grafana cannot count on the recording rules being
- * loaded in the Prometheus it queries, so each rule queries the alert's `rawExpr`.
+ * from the same definitions as `alerts.yml`. Each rule queries the alert's expression, which reads
+ * the recording rules: the Prometheus that Grafana queries must load `recording-rules.yml`.
  *
  * Each rule is an instant query `A` that, like the Prometheus alert, returns only the breaching
  * series, each with a value above 0, and a threshold expression `B` (`A > 0`) as the condition. No
@@ -76,7 +76,7 @@ function grafanaRule(rule: AlertRule) {
         model: {
           refId: QUERY,
           editorMode: "code",
-          expr: rule.rawExpr,
+          expr: rule.expr,
           instant: true,
           range: false,
           intervalMs: 60000,

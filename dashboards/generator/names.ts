@@ -194,11 +194,17 @@ export const instrumentSeries: readonly string[] = Object.freeze(
 );
 
 /**
+ * A regular expression matching the names of {@link instrumentSeries} and no other series of the
+ * library: a counter's `_total`, the histogram's `_count`.
+ */
+export const INSTRUMENT_SERIES_PATTERN = `${prometheusName(METRIC_MODEL_CALLS).replace(/model_calls$/, "")}.+_(total|count)`;
+
+/**
  * Every series of the library's instruments, one per instrument, attribute set and process:
  * present whenever the library's telemetry reaches Prometheus. `matchers` are appended.
  */
 export function instrumentSelector(...matchers: readonly string[]): string {
-  return `{${[`__name__=~"${instrumentSeries.join("|")}"`, ...matchers].join(", ")}}`;
+  return `{${[`__name__=~"${INSTRUMENT_SERIES_PATTERN}"`, ...matchers].join(", ")}}`;
 }
 
 /**

@@ -1,31 +1,29 @@
 /**
  * The Prometheus recording rules and alerts of the monitoring bundle, as data and as the two rule
- * files. Each alert carries two equivalent expressions: `expr`, which reads the recording rules
- * (cheap, and what `alerts.yml` ships), and `rawExpr`, the same condition computed from the raw
- * series, for evaluators that cannot rely on the recording rules being loaded (the Grafana-managed
- * alerts). Both are written by one function per alert, so they cannot drift apart.
+ * files. The logic lives in the recording rules, each a short step on the ones before it, named
+ * `level:metric:operation` as in the Prometheus mixins; every alert reads a few recorded series
+ * against its thresholds, so an on-call can read what it tests in one breath. Prometheus, and the
+ * Grafana-managed alerts, need both files loaded.
  *
- * The design (see `dashboards/README.md`): an objective per model ("at most 2 % of tool calls
- * dangle"), multi-window burn-rate alerts against it that keep firing while the burn lasts, every
- * aggregation a `sum without` the labels of one process and of the library's own attributes, so
- * that every other label (`cluster`, `namespace`, an environment) stays and says where.
+ * The design (see `dashboards/README.md`): an objective per model ("at most 0.5 % of tool calls
+ * dangle"); multi-window burn-rate alerts against it, which keep firing while the burn lasts; spike
+ * alerts against each model's and tool's own recent share, which page on a sudden rise long before
+ * the budget notices and keep firing until the burn rate takes over. Every aggregation is a `sum
+ * without` the labels of one process and of the library's own attributes, so that every other label
+ * (`cluster`, `namespace`, an environment) stays and says where.
  */
 import { stringify } from "yaml";
 import { type BundleConfig, type BurnWindows, bundleConfig } from "./config.js";
 import {
-  instrumentSeries,
   labels,
+  overflowSelector,
   reportingSeries,
-  type SeriesKey,
   scopeLabels,
   series,
   seriesSelector,
   values,
 } from "./names.js";
 import { growth, share } from "./promql.js";
-
-/** The label `ToolCallResilienceCardinalityOverflow` names the overflowing instrument with. */
-const INSTRUMENT_LABEL = "instrument";
 
 /** Severity of an alert, as the `severity` label carries it. */
 export type Severity = "critical" | "warning" | "info";
@@ -38,17 +36,15 @@ export interface RecordingRule {
   readonly expr: string;
 }
 
-/** An alerting rule, with both of its expressions. */
+/** An alerting rule. */
 export interface AlertRule {
   /** PascalCase name with the `ToolCallResilience` prefix. */
   readonly alert: string;
   /**
-   * PromQL reading the recording rules. Like {@link rawExpr} it returns only the breaching series,
-   * each with a value above 0 (Grafana's threshold relies on that).
+   * PromQL reading the recording rules. It returns only the breaching series, each with a value
+   * above 0 (Grafana's threshold relies on that).
    */
   readonly expr: string;
-  /** The same condition computed from the raw series only. */
-  readonly rawExpr: string;
   /** How long the condition must hold before the alert fires. */
   readonly for: string;
   /** How long the alert keeps firing once the condition no longer holds, if at all. */
@@ -62,27 +58,6 @@ export interface AlertRule {
 /** The configuration is unusable: a value the rules cannot be generated from. */
 export class BundleConfigError extends Error {
   override readonly name = "BundleConfigError";
-}
-
-/** Where an expression reads a recording rule's value from. */
-type Source = "recorded" | "raw";
-
-/** A recording rule before it is written out: its expression depends on where it is read. */
-interface RuleDefinition {
-  readonly record: string;
-  /** The expression, reading earlier rules from `source`, with `matchers` on its raw series. */
-  readonly build: (source: Source, matchers: readonly string[]) => string;
-}
-
-/**
- * A recording rule's value in an expression: the recorded series (with `matchers`), or (for
- * `raw`) its expression inlined, the matchers pushed down to its raw selectors.
- */
-function use(rule: RuleDefinition, source: Source, matchers: readonly string[] = []): string {
-  if (source === "recorded") {
-    return matchers.length === 0 ? rule.record : `${rule.record}{${matchers.join(", ")}}`;
-  }
-  return `(${rule.build("raw", matchers)})`;
 }
 
 /** A Prometheus duration in seconds: `5m` is 300. Only the units the bundle uses. */
@@ -103,11 +78,12 @@ function metricOf(seriesName: string): string {
 
 const toolCallsMetric = metricOf(series.toolCalls);
 const danglingMetric = metricOf(series.danglingToolCalls);
+const ratioMetric = `${danglingMetric}_per_${toolCallsMetric.replace(/^tool_call_resilience_/, "")}`;
 
 /** The aggregation levels the rules record. */
 export type Level = "model" | "tool" | "instance";
 
-/** What a recorded series of a level measures. */
+/** What a recorded series of a level measures over a window. */
 export type Quantity = "toolCalls" | "dangling" | "ratio" | "burnRate";
 
 /**
@@ -121,14 +97,44 @@ export function recordName(level: Level, quantity: Quantity, window: string): st
     case "dangling":
       return `${level}:${danglingMetric}:rate${window}`;
     case "ratio":
-      return `${level}:${danglingMetric}_per_${toolCallsMetric.replace(/^tool_call_resilience_/, "")}:ratio_rate${window}`;
+      return `${level}:${ratioMetric}:ratio_rate${window}`;
     case "burnRate":
       return `${level}:${danglingMetric}:burnrate${window}`;
   }
 }
 
+/**
+ * The burn rate of a pair of windows: the lower of its two windows' burn rates (so above a factor
+ * only where both are), recorded only where the long window holds enough dangling calls.
+ */
+function pairRecordName(level: "model" | "tool", pair: Omit<BurnWindows, "factor">): string {
+  return `${level}:${danglingMetric}:burnrate${pair.long}_${pair.short}`;
+}
+
+/** The lowest daily share of a model's or tool's tool calls that dangled over the day before. */
+export function baselineRecordName(level: "model" | "tool"): string {
+  return `${level}:${ratioMetric}:ratio_baseline`;
+}
+
+/** How many times its baseline a model's or tool's share is over the spike's long window. */
+export function spikeRecordName(level: "model" | "tool", window: string): string {
+  return `${level}:${danglingMetric}:spike${window}`;
+}
+
 /** The name of the recorded objective of every model: the share of its tool calls that may dangle. */
 export const OBJECTIVE_RECORD = `model:${danglingMetric}:objective`;
+
+/** Each process's failed-open model calls so far, per model: a counter, over its agents. */
+const FAILED_OPEN_RECORD = "instance:tool_call_resilience_model_calls_failed_open:sum";
+
+/** Each process's calls counted in an instrument's overflow series, labelled `instrument`. */
+export const OVERFLOW_RECORD = "instance:tool_call_resilience_overflow_calls:sum";
+
+/** One series per process of the job that reports: scraped successfully, or pushing. */
+export const REPORTING_RECORD = "instance:tool_call_resilience_reporting:present";
+
+/** The label `ToolCallResilienceCardinalityOverflow` names the overflowing instrument with. */
+const INSTRUMENT_LABEL = "instrument";
 
 /**
  * Everything generated from one configuration: the tests generate it from a scaled copy of
@@ -141,19 +147,9 @@ export interface RuleSet {
   readonly windows: Readonly<Record<Level, readonly string[]>>;
 }
 
-function shareText(value: number): string {
-  return `${Number((value * 100).toPrecision(6))}%`;
-}
-
-function template(label: string): string {
-  return `{{ $labels.${label} }}`;
-}
-
 /**
  * The labels each level of the rules sums away: those of one process (not at the instance level),
- * of the instrumentation scope, and the library's attributes the level does not keep. The
- * dashboards compute their figures from the raw series with the same lists, so that `or` joins a
- * recorded series and its raw equivalent.
+ * of the instrumentation scope, and the library's attributes the level does not keep.
  */
 export function summedAwayOf(
   config: BundleConfig = bundleConfig,
@@ -172,57 +168,76 @@ export function summedAwayOf(
  * a model or a tool without a name; `ToolCallResilienceCardinalityOverflow` watches them).
  */
 export function seriesMatchersOf(config: BundleConfig = bundleConfig): readonly string[] {
+  return [...selectorOf(config), `${labels.overflow}!="true"`];
+}
+
+function selectorOf(config: BundleConfig): string[] {
   const selector = config.selector.trim();
-  return [...(selector === "" ? [] : [selector]), `${labels.overflow}!="true"`];
+  return selector === "" ? [] : [selector];
 }
 
 /** Checks what PromQL cannot: every value must be usable before a rule is written from it. */
 function validate(config: BundleConfig): void {
-  let url: URL | undefined;
-  try {
-    url = new URL(config.runbookBaseUrl);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:")) {
-    throw new BundleConfigError(
+  const fail = (message: string) => {
+    throw new BundleConfigError(message);
+  };
+  const url = URL.canParse(config.runbookBaseUrl) ? new URL(config.runbookBaseUrl) : undefined;
+  if (url?.protocol !== "https:" && url?.protocol !== "http:") {
+    fail(
       `runbookBaseUrl must be an absolute http(s) URL where dashboards/runbook.md is published (a notification carries runbook_url as it is), got "${config.runbookBaseUrl}"`,
     );
   }
-  const pairs = [...config.burnRate.page, ...config.burnRate.ticket];
-  if (config.burnRate.page.length === 0) {
-    throw new BundleConfigError("burnRate.page must hold at least one pair of windows");
-  }
-  const objectives: [string, number][] = [
-    ["objective.default", config.objective.default],
-    ...Object.entries(config.objective.models).map(([model, value]): [string, number] => [
-      `objective.models["${model}"]`,
-      value,
-    ]),
+  const { burnRate, spike } = config;
+  if (burnRate.page.length === 0) fail("burnRate.page must hold at least one pair of windows");
+  const pairs = [...burnRate.page, ...burnRate.ticket];
+  const objectives = [
+    ["objective.default", config.objective.default] as const,
+    ...Object.entries(config.objective.models).map(
+      ([model, value]) => [`objective.models["${model}"]`, value] as const,
+    ),
   ];
+  const factors = [...pairs.map((pair) => pair.factor), spike.page.floor, spike.warn.floor];
   for (const [name, objective] of objectives) {
     if (!(objective > 0 && objective < 1)) {
-      throw new BundleConfigError(`${name} must be a share between 0 and 1, got ${objective}`);
+      fail(`${name} must be a share between 0 and 1, got ${objective}`);
     }
-    for (const pair of pairs) {
-      if (pair.factor * objective >= 1) {
-        throw new BundleConfigError(
-          `${name} (${objective}) times the burn rate ${pair.factor} of the ${pair.long}/${pair.short} windows is a share of 100% or more, which can never be reached: lower the factor or the objective`,
-        );
-      }
+    const highest = Math.max(...factors);
+    if (highest * objective >= 1) {
+      fail(
+        `${name} (${objective}) times the burn rate ${highest} is a share of 100% or more, which can never be reached: lower the factor or the objective`,
+      );
     }
   }
-  for (const pair of pairs) {
+  for (const pair of [...pairs, spike]) {
     if (seconds(pair.short) >= seconds(pair.long)) {
-      throw new BundleConfigError(
-        `the short window ${pair.short} must be shorter than the long window ${pair.long}`,
+      fail(`the short window ${pair.short} must be shorter than the long window ${pair.long}`);
+    }
+  }
+  if (seconds(spike.baselineEndsBefore) < seconds(spike.long)) {
+    fail(
+      `spike.baselineEndsBefore (${spike.baselineEndsBefore}) must be at least spike.long (${spike.long}): the baseline must not take in the window it is compared with`,
+    );
+  }
+  const lowest = (levelPairs: readonly BurnWindows[]) =>
+    Math.min(...levelPairs.map((pair) => pair.factor));
+  for (const [name, level, levelPairs] of [
+    ["page", spike.page, burnRate.page],
+    ["warn", spike.warn, burnRate.ticket.length > 0 ? burnRate.ticket : burnRate.page],
+  ] as const) {
+    if (!(level.factor > 1)) fail(`spike.${name}.factor must be above 1, got ${level.factor}`);
+    if (level.floor < lowest(levelPairs)) {
+      fail(
+        `spike.${name}.floor (${level.floor}) must be at least the lowest burn rate of the burn-rate pairs of its severity (${lowest(levelPairs)}), so that a spike that goes on is taken over by one`,
       );
     }
   }
   for (const duration of [
-    config.burnRate.pageFor,
-    config.burnRate.ticketFor,
-    config.burnRate.keepFiringFor,
+    burnRate.pageFor,
+    burnRate.ticketFor,
+    burnRate.keepFiringFor,
+    spike.baselineWindow,
+    spike.for,
+    spike.keepFiringFor,
     config.instanceOutlier.window,
     config.instanceOutlier.for,
     config.failingOpen.window,
@@ -233,14 +248,22 @@ function validate(config: BundleConfig): void {
     seconds(duration);
   }
   for (const label of [...config.processLabels, ...config.topologyLabels]) {
-    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(label)) {
-      throw new BundleConfigError(`"${label}" is not a Prometheus label name`);
-    }
+    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(label)) fail(`"${label}" is not a Prometheus label name`);
   }
 }
 
-function unique<T>(items: readonly T[]): T[] {
-  return [...new Set(items)];
+/** Windows of pairs and extra windows, each once, shortest first. */
+function windowsOf(pairs: readonly Omit<BurnWindows, "factor">[], ...extra: string[]): string[] {
+  const all = [...pairs.flatMap((pair) => [pair.short, pair.long]), ...extra];
+  return [...new Set(all)].sort((a, b) => seconds(a) - seconds(b));
+}
+
+function shareText(value: number): string {
+  return `${Number((value * 100).toPrecision(6))}%`;
+}
+
+function template(label: string): string {
+  return `{{ $labels.${label} }}`;
 }
 
 /**
@@ -250,93 +273,123 @@ function unique<T>(items: readonly T[]): T[] {
  */
 export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
   validate(config);
-  const selector = config.selector.trim() === "" ? [] : [config.selector.trim()];
+  const { burnRate, spike, instanceOutlier: outlier } = config;
+  const selector = selectorOf(config);
   const counterMatchers = seriesMatchersOf(config);
-  const processLabels = [...config.processLabels];
   const summedAway = summedAwayOf(config);
-  const byWindow = (pairs: readonly BurnWindows[]) =>
-    unique(pairs.flatMap((pair) => [pair.short, pair.long])).sort(
-      (a, b) => seconds(a) - seconds(b),
-    );
+  const process = config.processLabels.join(", ");
+  const spikePair = { long: spike.long, short: spike.short };
   const windows: Record<Level, readonly string[]> = {
-    model: byWindow([...config.burnRate.page, ...config.burnRate.ticket]),
-    tool: byWindow(config.burnRate.page),
-    instance: [config.instanceOutlier.window],
+    model: windowsOf([...burnRate.page, ...burnRate.ticket, spikePair], spike.baselineWindow),
+    tool: windowsOf([...burnRate.page, spikePair], spike.baselineWindow),
+    instance: [outlier.window],
   };
-  const longestModelWindow = windows.model[windows.model.length - 1] as string;
-
-  const rate = (level: Level, key: SeriesKey, quantity: Quantity, window: string) => ({
-    record: recordName(level, quantity, window),
-    build: (_source: Source, matchers: readonly string[]) =>
-      `sum without (${summedAway[level].join(", ")}) (rate(${seriesSelector(key, ...counterMatchers, ...matchers)}[${window}]))`,
-  });
-
-  const rules: Record<string, RuleDefinition> = {};
-  const ordered: RuleDefinition[] = [];
-  const add = (rule: RuleDefinition) => {
-    rules[rule.record] = rule;
-    ordered.push(rule);
-    return rule;
+  const rules: RecordingRule[] = [];
+  const record = (name: string, expr: string) => {
+    rules.push({ record: name, expr });
+    return name;
   };
-  const rule = (level: Level, quantity: Quantity, window: string): RuleDefinition => {
-    const found = rules[recordName(level, quantity, window)];
-    if (found === undefined) throw new Error(`no rule ${recordName(level, quantity, window)}`);
-    return found;
-  };
+  const name = recordName;
 
   for (const level of ["model", "tool", "instance"] as const) {
     for (const window of windows[level]) {
-      const toolCalls = add(rate(level, "toolCalls", "toolCalls", window));
-      const dangling = add(rate(level, "danglingToolCalls", "dangling", window));
-      add({
-        record: recordName(level, "ratio", window),
-        build: (source, matchers) =>
-          share(use(dangling, source, matchers), use(toolCalls, source, matchers)),
-      });
+      const rate = (key: "toolCalls" | "danglingToolCalls") =>
+        `sum without (${summedAway[level].join(", ")}) (rate(${seriesSelector(key, ...counterMatchers)}[${window}]))`;
+      const toolCalls = record(name(level, "toolCalls", window), rate("toolCalls"));
+      const dangling = record(name(level, "dangling", window), rate("danglingToolCalls"));
+      record(name(level, "ratio", window), share(dangling, toolCalls));
     }
   }
 
-  // One series per model with traffic over the longest window, valued with its objective: the
-  // first pattern of `objective.models` it matches, else the default. `or` keeps the left side's
-  // series, so a model matched by an earlier pattern keeps that one.
-  const objectiveBase = rule("model", "toolCalls", longestModelWindow);
-  const objective = add({
-    record: OBJECTIVE_RECORD,
-    build: (source) =>
-      [
-        ...Object.entries(config.objective.models).map(
-          ([pattern, value]) =>
-            `${use(objectiveBase, source, [`${labels.model}=~"${pattern}"`])} * 0 + ${value}`,
-        ),
-        `${use(objectiveBase, source)} * 0 + ${config.objective.default}`,
-      ].join(" or "),
-  });
+  // One series per model with traffic over a day, valued with its objective: the first pattern of
+  // `objective.models` it matches, else the default (`or` keeps the left side's series).
+  const traffic = name("model", "toolCalls", spike.baselineWindow);
+  const objective = record(
+    OBJECTIVE_RECORD,
+    [
+      ...Object.entries(config.objective.models).map(
+        ([pattern, value]) => `${traffic}{${labels.model}=~"${pattern}"} * 0 + ${value}`,
+      ),
+      `${traffic} * 0 + ${config.objective.default}`,
+    ].join(" or "),
+  );
   for (const window of windows.model) {
-    add({
-      record: recordName("model", "burnRate", window),
-      build: (source) =>
-        `${use(rule("model", "ratio", window), source)} / ${use(objective, source)}`,
-    });
+    record(name("model", "burnRate", window), `${name("model", "ratio", window)} / ${objective}`);
   }
   for (const window of windows.tool) {
-    add({
-      record: recordName("tool", "burnRate", window),
-      build: (source) =>
-        `${use(rule("tool", "ratio", window), source)} / ${config.objective.default}`,
-    });
+    record(
+      name("tool", "burnRate", window),
+      `${name("tool", "ratio", window)} / ${config.objective.default}`,
+    );
   }
 
-  /** Both windows of each pair burn faster than its factor, with enough dangling calls. */
-  const burning = (level: "model" | "tool", pairs: readonly BurnWindows[], source: Source) =>
-    pairs
-      .map((pair) =>
-        [
-          `(${use(rule(level, "burnRate", pair.long), source)} > ${pair.factor}`,
-          `and ${use(rule(level, "burnRate", pair.short), source)} > ${pair.factor}`,
-          `and ${use(rule(level, "dangling", pair.long), source)} * ${seconds(pair.long)} >= ${config.burnRate.minimumDanglingCalls})`,
-        ].join(" "),
-      )
-      .join(" or ");
+  const levelPairs = {
+    model: [...burnRate.page, ...burnRate.ticket, spikePair],
+    tool: [...burnRate.page, spikePair],
+  };
+  const enoughCalls = Math.ceil(burnRate.minimumDanglingCalls / config.objective.default);
+  for (const level of ["model", "tool"] as const) {
+    for (const pair of levelPairs[level]) {
+      const [long, short] = [
+        name(level, "burnRate", pair.long),
+        name(level, "burnRate", pair.short),
+      ];
+      const enough = `${name(level, "dangling", pair.long)} * ${seconds(pair.long)} >= ${burnRate.minimumDanglingCalls}`;
+      record(pairRecordName(level, pair), `(${long} < ${short} or ${short}) and ${enough}`);
+    }
+    // A day's share is a baseline only over enough calls that the objective would be 10 dangling
+    // calls: the first minutes of a model, with none dangling yet, would make a baseline of 0.
+    const window = spike.baselineWindow;
+    const daily = record(
+      `${name(level, "ratio", window)}_with_enough_calls`,
+      `${name(level, "ratio", window)} and ${name(level, "toolCalls", window)} * ${seconds(window)} >= ${enoughCalls}`,
+    );
+    const baseline = record(
+      baselineRecordName(level),
+      `min_over_time(${daily}[${window}] offset ${spike.baselineEndsBefore})`,
+    );
+    record(spikeRecordName(level, spike.long), `${name(level, "ratio", spike.long)} / ${baseline}`);
+  }
+
+  // The instance outlier: each process's share against its peers' (the rest of its model).
+  const w = outlier.window;
+  const peers = (quantity: "toolCalls" | "dangling", own: string) =>
+    record(
+      `${name("instance", quantity, w)}_peers`,
+      `${name("model", quantity, w)} - ignoring (${process}) group_right () ${own}`,
+    );
+  const peersToolCalls = peers("toolCalls", name("instance", "toolCalls", w));
+  const ownDangling = `(${name("instance", "dangling", w)} or ${name("instance", "toolCalls", w)} * 0)`;
+  const peersDangling = peers("dangling", ownDangling);
+  const peersRatio = record(
+    `${name("instance", "ratio", w)}_peers`,
+    share(peersDangling, peersToolCalls),
+  );
+  const instanceBurn = record(
+    name("instance", "burnRate", w),
+    `${name("instance", "ratio", w)} / ignoring (${process}) group_left () ${objective}`,
+  );
+  const outlierRecord = record(
+    `instance:${danglingMetric}:outlier${w}`,
+    `${name("instance", "ratio", w)} / ${peersRatio}`,
+  );
+
+  // Counters summed within each process over what the alerts do not tell apart, for growth().
+  const scope = scopeLabels.join(", ");
+  const failedOpen = record(
+    FAILED_OPEN_RECORD,
+    `sum without (${scope}, ${labels.agent}, ${labels.outcome}) (${seriesSelector("modelCalls", ...selector, `${labels.outcome}="${values.outcomeFailedOpen}"`)})`,
+  );
+  const overflowSeries = overflowSelector(...selector);
+  const overflow = record(
+    OVERFLOW_RECORD,
+    `sum without (${scope}) (label_replace(${overflowSeries}, "${INSTRUMENT_LABEL}", "$1", "__name__", "(.+)"))`,
+  );
+  const watched = [`${labels.job}="${config.job}"`, ...selector].join(", ");
+  const reporting = record(
+    REPORTING_RECORD,
+    `group by (${[labels.job, labels.instance, ...config.topologyLabels].join(", ")}) (${reportingSeries.up}{${watched}} == 1 or ${reportingSeries.targetInfo}{${watched}})`,
+  );
 
   const where = [labels.job, ...config.topologyLabels]
     .map((label, index) =>
@@ -347,99 +400,92 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
     .join("");
   const pairsText = (pairs: readonly BurnWindows[]) =>
     pairs.map((pair) => `${pair.factor}x over ${pair.long} and ${pair.short}`).join(", or ");
-  const watched = [`${labels.job}="${config.job}"`, ...selector];
-  const watchedSelector = watched.join(", ");
-  const reporting = `group by (${[labels.job, labels.instance, ...config.topologyLabels].join(", ")}) (${reportingSeries.up}{${watchedSelector}} == 1 or ${reportingSeries.targetInfo}{${watchedSelector}})`;
-  const process = processLabels.join(", ");
-  const outlier = config.instanceOutlier;
-  const failedOpen = seriesSelector(
-    "modelCalls",
-    ...selector,
-    `${labels.outcome}="${values.outcomeFailedOpen}"`,
-  );
-  /**
-   * How much the counters `selectorText` selects grew over `window`, summed without `without`
-   * ({@link growth}): the increase of a series that existed `window` ago, and the whole value of
-   * one born since (a counter appears with its first count, which `increase` cannot see), so that
-   * a process's first failure counts as much as its later ones, even when the process was killed
-   * since (its series stale, read over the window).
-   */
-  const grew = (selectorText: string, window: string, without: readonly string[]) =>
-    `sum without (${without.join(", ")}) (${growth(selectorText, window)})`;
-  /**
-   * The growth of every instrument's overflow series, one term per series name labelled with it
-   * (`instrument`): `increase` drops the name, and the overflow series of two instruments of one
-   * process have the same labels otherwise, which one vector cannot hold.
-   */
-  const overflowGrowth = instrumentSeries
-    .map(
-      (name) =>
-        `label_replace(${grew(`${name}{${[`${labels.overflow}="true"`, ...selector].join(", ")}}`, config.cardinalityOverflow.window, scopeLabels)}, "${INSTRUMENT_LABEL}", "${name}", "", "")`,
-    )
-    .join(" or ");
+  const over = (level: "model" | "tool", pairs: readonly BurnWindows[]) =>
+    pairs.map((pair) => `${pairRecordName(level, pair)} > ${pair.factor}`).join(" or ");
+  const spiking = (level: "model" | "tool", at: { factor: number; floor: number }) =>
+    `${spikeRecordName(level, spike.long)} > ${at.factor} and ${pairRecordName(level, spikePair)} > ${at.floor}`;
+  const spikeText = (at: { factor: number; floor: number }, objectiveText: string, verb: string) =>
+    `is {{ $value | humanize }} times its baseline, the lowest share of a whole ${spike.baselineWindow} in the ${spike.baselineWindow} before the last ${spike.baselineEndsBefore} (${verb} from ${at.factor} times, while the last ${spike.long} and ${spike.short} both dangle at least ${at.floor} times ${objectiveText}, with at least ${burnRate.minimumDanglingCalls} dangling calls)`;
+  const model = `model ${template(labels.model)} (provider ${template(labels.provider)}, ${where})`;
 
   interface AlertDefinition {
     readonly alert: string;
     readonly severity: Severity;
     readonly for: string;
     readonly keepFiringFor?: string;
-    readonly condition: (source: Source) => string;
+    readonly expr: string;
     readonly extraLabels?: Readonly<Record<string, string>>;
     readonly summary: string;
     readonly description: string;
   }
-  const burn = config.burnRate;
   const alertDefinitions: AlertDefinition[] = [
     {
       alert: "ToolCallResilienceDanglingBudgetBurn",
       severity: "critical",
-      for: burn.pageFor,
-      keepFiringFor: burn.keepFiringFor,
-      condition: (source) => burning("model", burn.page, source),
+      for: burnRate.pageFor,
+      keepFiringFor: burnRate.keepFiringFor,
+      expr: over("model", burnRate.page),
       summary: "A model's tool calls dangle so often that its objective's budget is burning fast.",
-      description: `Model ${template(labels.model)} (provider ${template(labels.provider)}, ${where}) is spending its dangling-call budget {{ $value | humanize }} times as fast as its objective allows (${pairsText(burn.page)}, at least ${burn.minimumDanglingCalls} dangling calls): tool calls are being left without a result right now.`,
+      description: `The tool calls of ${model} dangle {{ $value | humanize }} times as often as its objective allows (${pairsText(burnRate.page)}, at least ${burnRate.minimumDanglingCalls} dangling calls): tool calls are being left without a result right now.`,
     },
     {
       alert: "ToolCallResilienceDanglingBudgetBurn",
       severity: "warning",
-      for: burn.ticketFor,
-      keepFiringFor: burn.keepFiringFor,
-      condition: (source) => burning("model", burn.ticket, source),
+      for: burnRate.ticketFor,
+      keepFiringFor: burnRate.keepFiringFor,
+      expr: over("model", burnRate.ticket),
       summary: "A model's tool calls dangle more often than its objective allows.",
-      description: `Model ${template(labels.model)} (provider ${template(labels.provider)}, ${where}) has been spending its dangling-call budget {{ $value | humanize }} times as fast as its objective allows (${pairsText(burn.ticket)}, at least ${burn.minimumDanglingCalls} dangling calls).`,
+      description: `The tool calls of ${model} have dangled {{ $value | humanize }} times as often as its objective allows (${pairsText(burnRate.ticket)}, at least ${burnRate.minimumDanglingCalls} dangling calls).`,
+    },
+    {
+      alert: "ToolCallResilienceDanglingSpike",
+      severity: "critical",
+      for: spike.for,
+      keepFiringFor: spike.keepFiringFor,
+      expr: spiking("model", spike.page),
+      summary: "A model's tool calls suddenly dangle far more often than they did the day before.",
+      description: `The share of the tool calls of ${model} that dangled over the last ${spike.long} ${spikeText(spike.page, "its objective", "pages")}: tool calls are being left without a result right now.`,
+    },
+    {
+      alert: "ToolCallResilienceDanglingSpike",
+      severity: "warning",
+      for: spike.for,
+      keepFiringFor: spike.keepFiringFor,
+      expr: spiking("model", spike.warn),
+      summary: "A model's tool calls dangle several times more often than they did the day before.",
+      description: `The share of the tool calls of ${model} that dangled over the last ${spike.long} ${spikeText(spike.warn, "its objective", "warns")}.`,
     },
     {
       alert: "ToolCallResilienceToolDanglingBudgetBurn",
       severity: "warning",
-      for: burn.pageFor,
-      keepFiringFor: burn.keepFiringFor,
-      condition: (source) => burning("tool", burn.page, source),
+      for: burnRate.pageFor,
+      keepFiringFor: burnRate.keepFiringFor,
+      expr: over("tool", burnRate.page),
       summary: "Calls of one tool dangle far more often than the objective allows.",
-      description: `Calls of tool ${template(labels.tool)} (${where}) dangle {{ $value | humanize }} times as fast as the default objective of ${shareText(config.objective.default)} allows, across every model that calls it (${pairsText(burn.page)}).`,
+      description: `Calls of tool ${template(labels.tool)} (${where}) dangle {{ $value | humanize }} times as often as the default objective of ${shareText(config.objective.default)} allows, across every model that calls it (${pairsText(burnRate.page)}).`,
+    },
+    {
+      alert: "ToolCallResilienceToolDanglingSpike",
+      severity: "warning",
+      for: spike.for,
+      keepFiringFor: spike.keepFiringFor,
+      expr: spiking("tool", spike.page),
+      summary: "Calls of one tool suddenly dangle far more often than they did the day before.",
+      description: `The share of the calls of tool ${template(labels.tool)} (${where}) that dangled over the last ${spike.long}, across every model that calls it, ${spikeText(spike.page, `the default objective of ${shareText(config.objective.default)}`, "warns")}.`,
     },
     {
       alert: "ToolCallResilienceInstanceDanglingOutlier",
       severity: "warning",
       for: outlier.for,
-      condition: (source) => {
-        const ratio = use(rule("instance", "ratio", outlier.window), source);
-        const others = (key: "dangling" | "toolCalls") =>
-          `(${use(rule("model", key, outlier.window), source)} - ignoring (${process}) group_right () ${use(rule("instance", key, outlier.window), source)})`;
-        return [
-          `${ratio} > ${outlier.factor} * (${others("dangling")} / ${others("toolCalls")})`,
-          `and ${ratio} > ignoring (${process}) group_left () ${outlier.minimumBurnRate} * ${use(objective, source)}`,
-          `and ${use(rule("instance", "dangling", outlier.window), source)} * ${seconds(outlier.window)} >= ${outlier.minimumDanglingCalls}`,
-        ].join(" ");
-      },
+      expr: `${outlierRecord} > ${outlier.factor} and ${instanceBurn} > ${outlier.minimumBurnRate} and ${name("instance", "dangling", w)} * ${seconds(w)} >= ${outlier.minimumDanglingCalls}`,
       summary: "One process leaves far more of a model's tool calls dangling than its peers.",
-      description: `{{ $value | humanizePercentage }} of the tool calls of model ${template(labels.model)} on instance ${template(labels.instance)} (${where}) dangled over the last ${outlier.window}, more than ${outlier.factor} times the share of the model's other processes: look at that process (its node, its version, its tools' connectivity).`,
+      description: `The share of the tool calls of model ${template(labels.model)} that dangled on instance ${template(labels.instance)} (${where}) over the last ${w} is {{ $value | humanize }} times that of the model's other processes, and at least ${outlier.minimumBurnRate} times its objective: look at that process (its node, its version, its tools' connectivity).`,
     },
     {
       alert: "ToolCallResilienceFailingOpen",
       severity: "warning",
       for: "1m",
-      condition: () =>
-        `${grew(failedOpen, config.failingOpen.window, [...scopeLabels, labels.agent, labels.outcome])} > 0`,
+      expr: `${growth(failedOpen, config.failingOpen.window)} > 0`,
       summary: "Model calls went out unrepaired because tool-call-resilience itself failed.",
       description: `On instance ${template(labels.instance)} (${where}), {{ $value | humanize }} model call(s) of ${template(labels.model)} went out unrepaired in the last ${config.failingOpen.window} because the library itself failed (outcome ${values.outcomeFailedOpen}); a call with a dangling tool call among them met the provider's error. The process's log holds the failure.`,
     },
@@ -447,7 +493,7 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
       alert: "ToolCallResilienceCardinalityOverflow",
       severity: "warning",
       for: config.cardinalityOverflow.for,
-      condition: () => `(${overflowGrowth}) > 0`,
+      expr: `${growth(overflow, config.cardinalityOverflow.window)} > 0`,
       summary:
         "An instrument of tool-call-resilience overflowed: calls were counted without their labels.",
       description: `On instance ${template(labels.instance)} (${where}), {{ $value | humanize }} call(s) counted in the last ${config.cardinalityOverflow.window} by ${template(INSTRUMENT_LABEL)} went to its overflow series (label ${labels.overflow}), without their model or tool: too many distinct label values (model names, tool names) for the instrument's cardinality limit.`,
@@ -456,17 +502,14 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
       alert: "ToolCallResilienceTelemetryMissing",
       severity: "warning",
       for: config.telemetryMissing.for,
-      // Three causes, one alert, on either path: a target whose scrapes fail (per target; the
-      // scrape path only, where `up` exists), nothing of the job arriving at all (no scrape
-      // succeeds, no push arrives), or processes that report without any model-call series (the
-      // middleware is not installed, the SDK is not registered, the scrape or the push carries
-      // another exporter's metrics).
-      condition: () =>
-        [
-          `1 - ${reportingSeries.up}{${watchedSelector}} == 1`,
-          `or absent(${reporting})`,
-          `or (count by (${labels.job}) (${reporting}) unless on (${labels.job}) count by (${labels.job}) (${seriesSelector("modelCalls", ...watched)}))`,
-        ].join(" "),
+      // Three causes, one alert, on either path: a target whose scrapes fail (the scrape path
+      // only, where `up` exists), nothing of the job arriving at all, or processes that report
+      // without any model-call series (the middleware or the SDK is not installed).
+      expr: [
+        `1 - ${reportingSeries.up}{${watched}} == 1`,
+        `or absent(${reporting})`,
+        `or (count by (${labels.job}) (${reporting}) unless on (${labels.job}) count by (${labels.job}) (${seriesSelector("modelCalls", watched)}))`,
+      ].join(" "),
       // The absent() branch yields a sample without labels; the rule names the job it watched.
       extraLabels: { [labels.job]: config.job },
       summary:
@@ -475,14 +518,9 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
     },
   ];
 
-  const recordingRules = ordered.map((definition) => ({
-    record: definition.record,
-    expr: definition.build("recorded", []),
-  }));
   const alertRules: AlertRule[] = alertDefinitions.map((definition) => ({
     alert: definition.alert,
-    expr: definition.condition("recorded"),
-    rawExpr: definition.condition("raw"),
+    expr: definition.expr,
     for: definition.for,
     ...(definition.keepFiringFor === undefined ? {} : { keepFiringFor: definition.keepFiringFor }),
     labels: { severity: definition.severity, ...definition.extraLabels },
@@ -492,7 +530,7 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
       runbook_url: `${config.runbookBaseUrl}#${definition.alert.toLowerCase()}`,
     },
   }));
-  return { recordingRules, alertRules, windows };
+  return { recordingRules: rules, alertRules, windows };
 }
 
 const defaultRules = buildRules();
@@ -500,7 +538,7 @@ const defaultRules = buildRules();
 /** The recording rules of {@link bundleConfig}, in evaluation order. */
 export const recordingRules: readonly RecordingRule[] = defaultRules.recordingRules;
 
-/** The alerting rules of {@link bundleConfig}, with both expressions. */
+/** The alerting rules of {@link bundleConfig}. */
 export const alertRules: readonly AlertRule[] = defaultRules.alertRules;
 
 /** The windows recorded per level with {@link bundleConfig}. */
@@ -509,7 +547,7 @@ export const recordedWindows = defaultRules.windows;
 /** Name of the recording rule group. */
 const RECORDING_GROUP = "tool-call-resilience.rules";
 /** Name of the alert group. */
-export const ALERT_GROUP = "tool-call-resilience.alerts";
+const ALERT_GROUP = "tool-call-resilience.alerts";
 
 /** The comment every generated YAML file starts with. */
 const GENERATED_HEADER =

@@ -23,7 +23,11 @@ import {
 } from "../../dashboards/generator/alertmanager.js";
 import { bundleConfig } from "../../dashboards/generator/config.js";
 import { labels } from "../../dashboards/generator/names.js";
-import { type AlertRule, alertRules } from "../../dashboards/generator/prometheus-rules.js";
+import {
+  type AlertRule,
+  alertRules,
+  recordingRules,
+} from "../../dashboards/generator/prometheus-rules.js";
 import { findOnPath } from "../../demo/prometheus-server.js";
 
 const amtool = findOnPath("amtool");
@@ -71,14 +75,26 @@ function rulesMatching(matchers: readonly string[]): AlertRule[] {
   );
 }
 
+/** An expression with the expressions of every recorded series it reads, and of theirs. */
+function expanded(expr: string, seen = new Set<string>()): string {
+  const read = recordingRules.filter(
+    (rule) =>
+      !seen.has(rule.record) && new RegExp(`(^|[^\\w:])${rule.record}($|[^\\w:])`).test(expr),
+  );
+  for (const rule of read) seen.add(rule.record);
+  return [expr, ...read.map((rule) => expanded(rule.expr, seen))].join(" ");
+}
+
 /**
  * Whether the alerts of a rule keep a label of the series they are computed from: no `sum
- * without (...)` of its raw expression drops it, and every `by (...)` keeps it; or the rule sets it.
+ * without (...)` of its expression or of the recording rules it reads drops it, and every `by
+ * (...)` keeps it; or the rule sets it.
  */
 function carries(rule: AlertRule, label: string): boolean {
   if (staticLabel(rule, label) !== undefined) return true;
+  const text = expanded(rule.expr);
   const lists = (keyword: string) =>
-    [...rule.rawExpr.matchAll(new RegExp(`\\b${keyword} \\(([^)]*)\\)`, "g"))].map((match) =>
+    [...text.matchAll(new RegExp(`\\b${keyword} \\(([^)]*)\\)`, "g"))].map((match) =>
       (match[1] as string).split(",").map((name) => name.trim()),
     );
   return (
@@ -124,8 +140,22 @@ describe("the Alertmanager fragment", () => {
         group_interval: alertmanagerTimings[severity].groupInterval,
         repeat_interval: alertmanagerTimings[severity].repeatInterval,
       });
-      expect(route.group_by, "inherited from the fragment's route").toBeUndefined();
+      if (severity === "warning") {
+        expect(route.group_by, "inherited from the fragment's route").toBeUndefined();
+      }
     }
+  });
+
+  it("groups the pages of a job and place in one, whichever alert carries them", () => {
+    const critical = (fragment.route.routes ?? []).find(
+      (route) => parseMatcher(route.matchers?.[0] ?? "").value === "critical",
+    );
+    expect(critical?.group_by).toEqual([labels.job, ...bundleConfig.topologyLabels]);
+    const pages = alertRules.filter((rule) => rule.labels.severity === "critical");
+    expect(pages.map((rule) => rule.alert)).toEqual([
+      "ToolCallResilienceDanglingBudgetBurn",
+      "ToolCallResilienceDanglingSpike",
+    ]);
   });
 
   const described = fragment.inhibit_rules.map((rule, index) => ({
@@ -156,33 +186,42 @@ describe("the Alertmanager fragment", () => {
     }
   });
 
-  it("lets the critical dangling burn inhibit the warning of the same model, and the tool and instance warnings", () => {
-    const inhibited = (source: AlertRule) =>
-      fragment.inhibit_rules
-        .filter((rule: InhibitRule) => rulesMatching(rule.source_matchers).includes(source))
-        .flatMap((rule) =>
-          rulesMatching(rule.target_matchers).map((target) => ({
-            target: `${target.alert}/${target.labels.severity}`,
-            equal: rule.equal,
-          })),
+  it.each(["ToolCallResilienceDanglingBudgetBurn", "ToolCallResilienceDanglingSpike"])(
+    "lets the page of %s inhibit the warnings of the same model, and the tool and instance warnings",
+    (name) => {
+      const inhibited = (source: AlertRule) =>
+        fragment.inhibit_rules
+          .filter((rule: InhibitRule) => rulesMatching(rule.source_matchers).includes(source))
+          .flatMap((rule) =>
+            rulesMatching(rule.target_matchers).map((target) => ({
+              target: `${target.alert}/${target.labels.severity}`,
+              equal: rule.equal,
+            })),
+          );
+      const page = alertRules.find(
+        (rule) => rule.alert === name && rule.labels.severity === "critical",
+      );
+      expect(page).toBeDefined();
+      const targets = inhibited(page as AlertRule);
+      expect(targets.map((entry) => entry.target).sort()).toEqual([
+        "ToolCallResilienceDanglingBudgetBurn/warning",
+        "ToolCallResilienceDanglingSpike/warning",
+        "ToolCallResilienceInstanceDanglingOutlier/warning",
+        "ToolCallResilienceToolDanglingBudgetBurn/warning",
+        "ToolCallResilienceToolDanglingSpike/warning",
+      ]);
+      for (const model of [
+        "ToolCallResilienceDanglingBudgetBurn",
+        "ToolCallResilienceDanglingSpike",
+      ]) {
+        expect(targets.find((entry) => entry.target === `${model}/warning`)?.equal).toEqual(
+          expect.arrayContaining([labels.job, labels.provider, labels.model]),
         );
-    const page = alertRules.find(
-      (rule) =>
-        rule.alert === "ToolCallResilienceDanglingBudgetBurn" &&
-        rule.labels.severity === "critical",
-    );
-    expect(page).toBeDefined();
-    const targets = inhibited(page as AlertRule);
-    expect(targets.map((entry) => entry.target).sort()).toEqual([
-      "ToolCallResilienceDanglingBudgetBurn/warning",
-      "ToolCallResilienceInstanceDanglingOutlier/warning",
-      "ToolCallResilienceToolDanglingBudgetBurn/warning",
-    ]);
-    expect(
-      targets.find((entry) => entry.target === "ToolCallResilienceDanglingBudgetBurn/warning")
-        ?.equal,
-    ).toEqual(expect.arrayContaining([labels.job, labels.provider, labels.model]));
-  });
+      }
+      // A page never holds back another page.
+      expect(targets.some((entry) => entry.target.endsWith("/critical"))).toBe(false);
+    },
+  );
 
   describe.skipIf(amtool === undefined && !required)(
     `amtool check-config${amtool === undefined ? " (skipped: no amtool binary on the PATH; set REQUIRE_PROMETHEUS=1 to fail instead)" : ""}`,

@@ -13,6 +13,7 @@ import {
   renderGrafanaAlerting,
 } from "../../dashboards/generator/grafana-alerting.js";
 import {
+  INSTRUMENT_SERIES_PATTERN,
   instrumentSelector,
   instrumentSeries,
   labels,
@@ -27,10 +28,12 @@ import {
   alertRules,
   BundleConfigError,
   buildRules,
+  OVERFLOW_RECORD,
+  REPORTING_RECORD,
   recordingRules,
   renderPrometheusRules,
 } from "../../dashboards/generator/prometheus-rules.js";
-import { share } from "../../dashboards/generator/promql.js";
+import { growth, share } from "../../dashboards/generator/promql.js";
 import * as semconv from "../../src/telemetry/semconv.js";
 import { isShare } from "../helpers/promql.js";
 import { metricNamesIn, namesMissedIn } from "./promql-names.js";
@@ -59,15 +62,29 @@ describe("alert rules", () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
-  it("page only on the dangling budget burning fast; everything else is a ticket", () => {
+  it("page only on a model's dangling calls, its budget burning fast or its share spiking; everything else is a ticket", () => {
     const critical = alertRules.filter((rule) => rule.labels.severity === "critical");
-    expect(critical.map((rule) => rule.alert)).toEqual(["ToolCallResilienceDanglingBudgetBurn"]);
+    expect(critical.map((rule) => rule.alert)).toEqual([
+      "ToolCallResilienceDanglingBudgetBurn",
+      "ToolCallResilienceDanglingSpike",
+    ]);
   });
 
-  it.each(alertRules.filter((rule) => rule.alert.endsWith("BudgetBurn")))(
+  it.each(alertRules.filter((rule) => /BudgetBurn|Spike/.test(rule.alert)))(
     "$alert ($labels.severity) keeps firing for a while once its windows clear",
     (rule) => {
-      expect(rule.keepFiringFor).toBe(bundleConfig.burnRate.keepFiringFor);
+      expect(rule.keepFiringFor).toBe(
+        rule.alert.endsWith("Spike")
+          ? bundleConfig.spike.keepFiringFor
+          : bundleConfig.burnRate.keepFiringFor,
+      );
+    },
+  );
+
+  it.each([...alertRules.map((rule) => ({ name: rule.alert, expr: rule.expr }))])(
+    "$name reads in one breath: at most 300 characters",
+    ({ expr }) => {
+      expect(expr.length).toBeLessThanOrEqual(300);
     },
   );
 
@@ -84,13 +101,6 @@ describe("alert rules", () => {
     expect(rule.annotations.description).toMatch(/\{\{[^}]*\$labels\.[a-z_]+[^}]*\}\}/);
     expect(rule.annotations.description).toMatch(/\{\{[^}]*\$value\b[^}]*\}\}/);
   });
-
-  it.each(alertRules.filter((rule) => /^\S+:ratio_rate\w+ >/.test(rule.expr)))(
-    "$alert shows its share as a percentage",
-    (rule) => {
-      expect(rule.annotations.description).toContain("{{ $value | humanizePercentage }}");
-    },
-  );
 
   it.each(alertRules)("$alert links to its section of the runbook", (rule) => {
     const anchor = rule.alert.toLowerCase();
@@ -111,6 +121,10 @@ describe("recording rules", () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
+  it.each(recordingRules)("$record reads in one breath: at most 300 characters", (rule) => {
+    expect(rule.expr.length).toBeLessThanOrEqual(300);
+  });
+
   it("sum away only the labels of a process, of the scope and of the library's own attributes, so job, cluster, namespace and any other label stay", () => {
     const removable = new Set<string>([
       ...bundleConfig.processLabels,
@@ -119,8 +133,12 @@ describe("recording rules", () => {
       labels.model,
       labels.tool,
       labels.reason,
+      // Counted per process whatever the agent, for the failing-open alert.
+      labels.agent,
+      labels.outcome,
     ]);
-    for (const rule of recordingRules) {
+    // The reporting processes are one series per process: a `group by` of them, not a sum.
+    for (const rule of recordingRules.filter((rule) => rule.record !== REPORTING_RECORD)) {
       expect(rule.expr, rule.record).not.toMatch(/\bby \(/);
       for (const [, list] of rule.expr.matchAll(/\bwithout \(([^)]*)\)/g)) {
         const summed = (list ?? "").split(", ");
@@ -168,7 +186,6 @@ describe("expressions", () => {
   const expressions = [
     ...recordingRules.map((rule) => ({ name: rule.record, expr: rule.expr })),
     ...alertRules.map((rule) => ({ name: rule.alert, expr: rule.expr })),
-    ...alertRules.map((rule) => ({ name: `${rule.alert} (raw)`, expr: rule.rawExpr })),
   ];
 
   it.each(expressions)(
@@ -193,9 +210,12 @@ describe("expressions", () => {
     },
   );
 
-  it.each(alertRules)("$alert computes its raw expression from raw series only", (rule) => {
-    expect(metricNamesIn(rule.rawExpr).filter((name) => name.includes(":"))).toEqual([]);
-  });
+  it.each(alertRules.filter((rule) => rule.alert !== "ToolCallResilienceTelemetryMissing"))(
+    "$alert reads recorded series only, so its logic is in the recording rules",
+    (rule) => {
+      expect(metricNamesIn(rule.expr).filter((name) => !name.includes(":"))).toEqual([]);
+    },
+  );
 
   it("tells an expression that reads the histogram under one name only", () => {
     const scraped = seriesByShape.scrape.repairDurationBucket;
@@ -231,7 +251,7 @@ describe("rule files", () => {
     const alerts = parse(files["prometheus/alerts.yml"] ?? "");
     expect(recording.groups[0].rules).toEqual(recordingRules);
     expect(alerts.groups[0].rules).toEqual(
-      alertRules.map(({ rawExpr: _raw, ...rule }) => ({
+      alertRules.map((rule) => ({
         alert: rule.alert,
         expr: rule.expr,
         for: rule.for,
@@ -312,12 +332,12 @@ describe("Grafana-managed alerts", () => {
     for (const rule of rules) expect(rule.annotations.description).not.toMatch(/\$value\b/);
   });
 
-  it("queries the raw expressions on the Prometheus data source named by the environment", () => {
+  it("queries the alerts' expressions on the Prometheus data source named by the environment", () => {
     rules.forEach((rule, index) => {
       const [query, ...expressions] = rule.data;
       expect(query?.refId).toBe("A");
       expect(query?.datasourceUid).toBe(`\${PROMETHEUS_DATASOURCE_UID}`);
-      expect(query?.model.expr).toBe(alertRules[index]?.rawExpr);
+      expect(query?.model.expr).toBe(alertRules[index]?.expr);
       expect(query?.model.instant).toBe(true);
       for (const expression of expressions) expect(expression.datasourceUid).toBe("__expr__");
       expect(rule.data.map((step) => step.refId)).toContain(rule.condition);
@@ -354,14 +374,17 @@ describe("shares", () => {
     expect(isShare("sum by (job) (x) / sum by (job) (y)")).toBe(false);
   });
 
-  const ratios = recordingRules.filter((rule) => /:\w*ratio_rate\w+$/.test(rule.record));
+  const ratios = recordingRules.filter((rule) =>
+    /:\w*ratio_rate\d+[smhd](_peers)?$/.test(rule.record),
+  );
 
   it("name their denominator, and cover every window of every level", () => {
     expect(ratios.map((rule) => rule.record).sort()).toEqual(
       [
         ...["5m", "30m", "1h", "2h", "6h", "1d"].map((window) => `model:%s:ratio_rate${window}`),
-        ...["5m", "30m", "1h", "6h"].map((window) => `tool:%s:ratio_rate${window}`),
+        ...["5m", "30m", "1h", "6h", "1d"].map((window) => `tool:%s:ratio_rate${window}`),
         "instance:%s:ratio_rate30m",
+        "instance:%s:ratio_rate30m_peers",
       ]
         .map((name) =>
           name.replace("%s", "tool_call_resilience_dangling_tool_calls_per_tool_calls"),
@@ -396,11 +419,29 @@ describe("the configuration", () => {
   it("refuses an objective that no share can burn through", () => {
     const objective = { ...bundleConfig.objective, default: 0.1 };
     expect(() => buildRules(withChange({ objective }) as typeof bundleConfig)).toThrow(
-      /objective.default \(0.1\) times the burn rate 14.4/,
+      /objective.default \(0.1\) times the burn rate 14.4 is a share of 100%/,
     );
     expect(() =>
       buildRules(withChange({ objective: { default: 0, models: {} } }) as typeof bundleConfig),
     ).toThrow(/between 0 and 1/);
+  });
+
+  it("refuses a spike that no burn-rate alert of its severity would take over, or whose baseline takes in the window it is compared with", () => {
+    const spike = (change: Record<string, unknown>) =>
+      withChange({ spike: { ...bundleConfig.spike, ...change } }) as typeof bundleConfig;
+    expect(() => buildRules(spike({ page: { factor: 5, floor: 4 } }))).toThrow(
+      /spike.page.floor \(4\) must be at least the lowest burn rate of the burn-rate pairs of its severity \(6\)/,
+    );
+    expect(() => buildRules(spike({ warn: { factor: 3, floor: 2 } }))).toThrow(BundleConfigError);
+    expect(() => buildRules(spike({ warn: { factor: 1, floor: 3 } }))).toThrow(
+      /spike.warn.factor must be above 1/,
+    );
+    expect(() => buildRules(spike({ baselineEndsBefore: "10m" }))).toThrow(
+      /must not take in the window it is compared with/,
+    );
+    expect(() => buildRules(spike({ short: "30m" }))).toThrow(
+      /must be shorter than the long window/,
+    );
   });
 
   it("refuses a duration Prometheus would not read, naming it", () => {
@@ -428,7 +469,11 @@ describe("the configuration", () => {
     for (const rule of rules.recordingRules.filter((rule) => rule.expr.includes("rate("))) {
       expect(rule.expr).toContain('env="prod"');
     }
-    for (const rule of rules.alertRules) expect(rule.rawExpr).toContain('env="prod"');
+    for (const rule of rules.recordingRules.filter((rule) =>
+      /\b(up|target_info|tool_call_resilience_\w+_total)\{/.test(rule.expr),
+    )) {
+      expect(rule.expr).toContain('env="prod"');
+    }
   });
 });
 
@@ -458,25 +503,24 @@ describe("cardinality overflow", () => {
     },
   );
 
-  it("selects the library's series by their names, not by otel_scope_name, with extra matchers last", () => {
+  it("selects the library's instrument series by a pattern of their names, not by otel_scope_name, with extra matchers last", () => {
+    const every = [...new Set(SHAPES.flatMap((shape) => Object.values(seriesByShape[shape])))];
+    const pattern = new RegExp(`^(?:${INSTRUMENT_SERIES_PATTERN})$`);
+    expect(every.filter((name) => pattern.test(name)).sort()).toEqual([...instrumentSeries].sort());
     expect(instrumentSelector('job=~"$job"')).toBe(
-      `{__name__=~"${instrumentSeries.join("|")}", job=~"$job"}`,
+      `{__name__=~"${INSTRUMENT_SERIES_PATTERN}", job=~"$job"}`,
     );
     expect(overflowSelector('job=~"$job"')).toBe(
-      `{__name__=~"${instrumentSeries.join("|")}", otel_metric_overflow="true", job=~"$job"}`,
+      `{__name__=~"${INSTRUMENT_SERIES_PATTERN}", otel_metric_overflow="true", job=~"$job"}`,
     );
   });
 
-  it("alerts on what each instrument counted lately in its overflow series, named, in both expressions", () => {
-    for (const name of instrumentSeries) {
-      const selector = `${name}{otel_metric_overflow="true"}`;
-      expect(alert?.expr).toContain(`increase(${selector}[`);
-      // A series born in the window counts whole, even once its process is gone.
-      expect(alert?.expr).toContain(`(last_over_time(${selector}[`);
-      expect(alert?.expr).toContain(`unless ${selector} offset `);
-      expect(alert?.expr).toContain(`"instrument", "${name}", "", "")`);
-    }
-    expect(alert?.rawExpr).toBe(alert?.expr);
+  it("alerts on what each process counted lately in its overflow series, per instrument", () => {
+    const recorded = recordingRules.find((rule) => rule.record === OVERFLOW_RECORD);
+    expect(recorded?.expr).toContain(overflowSelector());
+    expect(recorded?.expr).toContain('"instrument", "$1", "__name__", "(.+)"');
+    // A series born in the window counts whole, even once its process is gone.
+    expect(alert?.expr).toBe(`${growth(OVERFLOW_RECORD, "30m")} > 0`);
   });
 
   it("is investigated in the runbook with the same selector", () => {

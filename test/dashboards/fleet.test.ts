@@ -77,7 +77,6 @@ const expressions: Expression[] = [
   ...recordingRules.map((rule) => ({ where: rule.record, expr: rule.expr })),
   ...alertRules.flatMap((rule) => [
     { where: `${rule.alert} (${rule.labels.severity})`, expr: rule.expr },
-    { where: `${rule.alert} (${rule.labels.severity}, raw)`, expr: rule.rawExpr },
   ]),
   ...panelExpressions,
   ...runbookExpressions,
@@ -154,7 +153,12 @@ function rawCounterReads({ expr }: Expression): string[] {
         /^ offset [$\w]+/.test(after) ||
         // Counting series (processes, label values) counts no call.
         nearest?.operator === "count" ||
-        nearest?.operator === "group"
+        nearest?.operator === "group" ||
+        // Summed within its process (every process label kept): still a counter of that process,
+        // which resets only when it does.
+        (nearest?.operator === "sum" &&
+          nearest.modifier === "without" &&
+          !processLabels.some((label) => nearest.labels.includes(label)))
       );
     })
     .map((selector) => selector.text);

@@ -2,7 +2,13 @@
  * The metric names a PromQL expression selects, and the check that it reads each of the library's
  * series under the name of every path (the histogram is named differently when pushed).
  */
-import { namesOf, type SeriesKey, series } from "../../dashboards/generator/names.js";
+import {
+  namesOf,
+  type SeriesKey,
+  SHAPES,
+  series,
+  seriesByShape,
+} from "../../dashboards/generator/names.js";
 
 /** PromQL words that are neither functions nor metric names. */
 const KEYWORDS = new Set(["and", "or", "unless", "bool", "offset"]);
@@ -10,12 +16,20 @@ const KEYWORDS = new Set(["and", "or", "unless", "bool", "offset"]);
 /**
  * The metric names an expression selects: bare selectors, and the names of a `__name__=~"a|b"`
  * matcher. Label matchers, label lists, ranges and strings are removed first, and a word followed
- * by `(` is a function or an aggregation.
+ * by `(` is a function or an aggregation. A `__name__` matcher that is a pattern selects the
+ * library's series it matches.
  */
 export function metricNamesIn(expression: string): string[] {
   const names = new Set<string>();
+  const every = SHAPES.flatMap((shape) => Object.values(seriesByShape[shape]));
   for (const [, alternatives] of expression.matchAll(/__name__=~"([^"]*)"/g)) {
-    for (const name of (alternatives ?? "").split("|")) names.add(name);
+    const pattern = alternatives ?? "";
+    if (/^[\w:|]*$/.test(pattern)) {
+      for (const name of pattern.split("|")) names.add(name);
+    } else {
+      // A pattern: the library's series it matches.
+      for (const name of every) if (new RegExp(`^(?:${pattern})$`).test(name)) names.add(name);
+    }
   }
   const stripped = expression
     .replace(/"(?:[^"\\]|\\.)*"/g, '""')

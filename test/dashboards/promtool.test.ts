@@ -1,19 +1,17 @@
 /**
  * The Prometheus rules pass Prometheus's own tool: `promtool check rules` lints the shipped files,
- * and `promtool test rules` runs the hand-written unit tests against them, and again against the
- * alerts' raw expressions (the ones the Grafana-managed rules query), which must behave the same.
- * The unit tests exercise every rule and alert on both shapes of series the bundle reads.
+ * and `promtool test rules` runs the hand-written unit tests against them, every
+ * `dashboards/prometheus/*.test.yml` file its own test. Together the unit tests exercise every rule
+ * and alert on both shapes of series the bundle reads.
  *
  * Without promtool on the PATH the tests that run it are skipped, and say so in their names; with
  * `REQUIRE_PROMETHEUS=1` (CI) a missing promtool fails them instead.
  */
 import { type ExecFileException, execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import {
   namesOf,
@@ -22,20 +20,17 @@ import {
   type Shape,
   series,
 } from "../../dashboards/generator/names.js";
-import {
-  ALERT_GROUP,
-  alertRules,
-  recordingRules,
-  renderPrometheusRules,
-  toYaml,
-} from "../../dashboards/generator/prometheus-rules.js";
+import { alertRules, recordingRules } from "../../dashboards/generator/prometheus-rules.js";
 import { findOnPath } from "../../demo/prometheus-server.js";
 import { INSTRUMENTATION_SCOPE_NAME } from "../../src/telemetry/semconv.js";
 
 const prometheusDirectory = fileURLToPath(new URL("../../dashboards/prometheus/", import.meta.url));
 const recordingFile = join(prometheusDirectory, "recording-rules.yml");
 const alertsFile = join(prometheusDirectory, "alerts.yml");
-const unitTestsFile = join(prometheusDirectory, "rules.test.yml");
+/** The unit-test files, `rules.test.yml` and any other `*.test.yml` beside it, in name order. */
+const unitTestFiles = readdirSync(prometheusDirectory)
+  .filter((name) => name.endsWith(".test.yml"))
+  .sort();
 
 const promtool = findOnPath("promtool");
 const required = process.env.REQUIRE_PROMETHEUS === "1";
@@ -49,13 +44,13 @@ interface Outcome {
   readonly stderr: string;
 }
 
-/** Runs promtool, resolving with its exit code and output whatever the code. */
 /**
- * The longest a promtool run may take: the scenarios span a day of minutes, and the raw
- * expressions compute every window from the raw series at each of them (about a minute alone).
+ * The longest a promtool run of one file may take: its scenarios span a day of minutes or more,
+ * every rule evaluated at each of them (rules.test.yml takes one to two minutes).
  */
 const PROMTOOL_LIMIT_MS = 300_000;
 
+/** Runs promtool, resolving with its exit code and output whatever the code. */
 function runPromtool(args: readonly string[]): Promise<Outcome> {
   if (promtool === undefined) {
     throw new Error("REQUIRE_PROMETHEUS=1, but promtool is not on the PATH");
@@ -82,63 +77,21 @@ describe("promtool", () => {
     expect(outcome.stdout).toContain(`SUCCESS: ${alertRules.length} rules found`);
   });
 
-  it.skipIf(skip)(
-    `passes the unit tests of rules.test.yml${skipNote}`,
-    async () => {
-      const outcome = await runPromtool(["test", "rules", unitTestsFile]);
-      expect(outcome.code, report(outcome)).toBe(0);
-      expect(outcome.stdout).toContain("SUCCESS");
-    },
-    PROMTOOL_LIMIT_MS,
-  );
+  it("finds the unit-test files, rules.test.yml among them", () => {
+    expect(unitTestFiles).toContain("rules.test.yml");
+  });
 
-  describe("with the raw expressions the Grafana-managed alerts query", () => {
-    let directory = "";
-
-    beforeAll(async () => {
-      directory = await mkdtemp(join(tmpdir(), "tool-call-resilience-rules-"));
-      // rules.test.yml names its rule files relative to itself: the same names, other contents.
-      const recording = renderPrometheusRules()["prometheus/recording-rules.yml"];
-      if (recording === undefined) throw new Error("no recording rules rendered");
-      const rawAlerts = {
-        groups: [
-          {
-            name: ALERT_GROUP,
-            rules: alertRules.map((rule) => ({
-              alert: rule.alert,
-              expr: rule.rawExpr,
-              for: rule.for,
-              ...(rule.keepFiringFor === undefined ? {} : { keep_firing_for: rule.keepFiringFor }),
-              labels: rule.labels,
-              annotations: rule.annotations,
-            })),
-          },
-        ],
-      };
-      await writeFile(join(directory, "recording-rules.yml"), recording);
-      await writeFile(join(directory, "alerts.yml"), toYaml(rawAlerts));
-      await copyFile(unitTestsFile, join(directory, "rules.test.yml"));
-    });
-
-    afterAll(async () => {
-      if (directory !== "") await rm(directory, { recursive: true, force: true });
-    });
-
-    it.skipIf(skip)(`lints them${skipNote}`, async () => {
-      const outcome = await runPromtool(["check", "rules", join(directory, "alerts.yml")]);
-      expect(outcome.code, report(outcome)).toBe(0);
-      expect(outcome.stdout).toContain(`SUCCESS: ${alertRules.length} rules found`);
-    });
-
+  for (const file of unitTestFiles) {
     it.skipIf(skip)(
-      `fires exactly as the recorded ones do${skipNote}`,
+      `passes the unit tests of ${file}${skipNote}`,
       async () => {
-        const outcome = await runPromtool(["test", "rules", join(directory, "rules.test.yml")]);
+        const outcome = await runPromtool(["test", "rules", join(prometheusDirectory, file)]);
         expect(outcome.code, report(outcome)).toBe(0);
+        expect(outcome.stdout).toContain("SUCCESS");
       },
       PROMTOOL_LIMIT_MS,
     );
-  });
+  }
 });
 
 interface UnitTestGroup {
@@ -151,7 +104,12 @@ interface UnitTestGroup {
   }[];
 }
 
-const unitTests = (parse(readFileSync(unitTestsFile, "utf8")) as { tests: UnitTestGroup[] }).tests;
+/** The test groups of every unit-test file, which the checks below take together. */
+const unitTests = unitTestFiles.flatMap(
+  (file) =>
+    (parse(readFileSync(join(prometheusDirectory, file), "utf8")) as { tests: UnitTestGroup[] })
+      .tests,
+);
 
 interface InputSeries {
   readonly name: string;
@@ -201,7 +159,7 @@ function shapeOf(group: UnitTestGroup): Shape | undefined {
   return undefined;
 }
 
-describe("the unit tests of rules.test.yml", () => {
+describe("the unit tests of the *.test.yml files", () => {
   it.each(unitTests.map((group) => [group.name, group] as const))(
     "%s is named after the shape of its series",
     (name, group) => {

@@ -328,6 +328,7 @@ describe("the packed tarball", () => {
       "dashboards/prometheus/recording-rules.yml",
       "dashboards/prometheus/alerts.yml",
       "dashboards/prometheus/rules.test.yml",
+      "dashboards/prometheus/spike.test.yml",
       "dashboards/alertmanager/tool-call-resilience.yml",
     ]) {
       expect(tarballFiles).toContain(path);

@@ -12,6 +12,7 @@
  */
 import { stringify } from "yaml";
 import { type BundleConfig, type BurnWindows, bundleConfig } from "./config.js";
+import { dashboardRecordingRules } from "./dashboard-rules.js";
 import {
   instrumentSeries,
   labels,
@@ -475,10 +476,13 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
     },
   ];
 
-  const recordingRules = ordered.map((definition) => ({
-    record: definition.record,
-    expr: definition.build("recorded", []),
-  }));
+  const recordingRules = [
+    ...ordered.map((definition) => ({
+      record: definition.record,
+      expr: definition.build("recorded", []),
+    })),
+    ...dashboardRecordingRules(config),
+  ];
   const alertRules: AlertRule[] = alertDefinitions.map((definition) => ({
     alert: definition.alert,
     expr: definition.condition("recorded"),

@@ -74,7 +74,7 @@ const attributesOf: Partial<Record<SeriesKey, readonly Attribute[]>> = {
 export interface Filters {
   /** A recorded series, filtered by the variables of its level that the dashboard has. */
   readonly recorded: (name: string, level: FilterLevel, ...matchers: string[]) => string;
-  /** A raw series, filtered by every process variable and each attribute variable it records. */
+  /** A raw series for a variable's values, filtered by the process and attribute variables. */
   readonly raw: (key: SeriesKey) => string;
 }
 

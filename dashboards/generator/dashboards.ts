@@ -2,9 +2,9 @@
  * The Grafana dashboards of the monitoring bundle, listed: each is built in its own module under
  * `dashboards/` with the Grafana Foundation SDK and written here as classic dashboard JSON (the
  * format Grafana's import screen and file provisioning read), next to the provisioning file that
- * loads them. Every query is assembled in `dashboards/queries.ts` from the names in `names.ts` and
- * the recorded series of `prometheus-rules.ts`, so the dashboards follow the instruments in
- * `src/telemetry/semconv.ts` and show the figures the alerts evaluate.
+ * loads them. Every query is assembled in `dashboards/queries.ts` from the recorded series of
+ * `prometheus-rules.ts` and `dashboard-rules.ts`, named after the instruments in
+ * `src/telemetry/semconv.ts`, so the dashboards show the figures the alerts evaluate.
  *
  * They answer three questions: which model, tool, instance or thread leaves tool calls dangling,
  * since when (the alerts' own windows, and their firing as annotations), and whether it is getting

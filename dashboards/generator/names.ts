@@ -176,42 +176,18 @@ export const values = {
 } as const;
 
 /**
- * One series name per instrument and path: each counter's `_total` and the histogram's `_count`
- * (its `_bucket` and `_sum` series would count the same instrument again). The per-thread gauge is
- * not among them: it is not an instrument of the SDK but reported by the library's own producer,
- * only while threads have dangling calls, and it never overflows. No other library
- * writes these names, so they select the library's series without `otel_scope_name`.
- */
-export const instrumentSeries: readonly string[] = Object.freeze(
-  (Object.keys(series) as SeriesKey[])
-    .filter(
-      (key) =>
-        key !== "repairDurationBucket" &&
-        key !== "repairDurationSum" &&
-        key !== "threadRecentDanglingToolCalls",
-    )
-    .flatMap((key) => namesOf(key)),
-);
-
-/**
- * A regular expression matching the names of {@link instrumentSeries} and no other series of the
- * library: a counter's `_total`, the histogram's `_count`.
+ * A regular expression matching one series name per instrument and path, and no other series of
+ * the library: each counter's `_total` and the histogram's `_count` (its `_bucket` and `_sum` would
+ * count the same instrument again; the per-thread gauge, the library's own, never overflows). No
+ * other library writes these names, so they select the library's series without `otel_scope_name`.
  */
 export const INSTRUMENT_SERIES_PATTERN = `${prometheusName(METRIC_MODEL_CALLS).replace(/model_calls$/, "")}.+_(total|count)`;
 
 /**
- * Every series of the library's instruments, one per instrument, attribute set and process:
- * present whenever the library's telemetry reaches Prometheus. `matchers` are appended.
- */
-export function instrumentSelector(...matchers: readonly string[]): string {
-  return `{${[`__name__=~"${INSTRUMENT_SERIES_PATTERN}"`, ...matchers].join(", ")}}`;
-}
-
-/**
  * The overflow series of the library's instruments, one per overflowing instrument and process:
- * the selector both the `ToolCallResilienceCardinalityOverflow` alert and the overview's
- * *Overflow series* stat count. `matchers` are appended (the dashboards add their `job` filter).
+ * the selector the overflow records count. `matchers` are appended.
  */
 export function overflowSelector(...matchers: readonly string[]): string {
-  return instrumentSelector(`${labels.overflow}="true"`, ...matchers);
+  const pattern = `__name__=~"${INSTRUMENT_SERIES_PATTERN}"`;
+  return `{${[pattern, `${labels.overflow}="true"`, ...matchers].join(", ")}}`;
 }

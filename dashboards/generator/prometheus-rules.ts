@@ -14,6 +14,7 @@
  */
 import { stringify } from "yaml";
 import { type BundleConfig, type BurnWindows, bundleConfig } from "./config.js";
+import { dashboardRecordingRules, dashboardRecords } from "./dashboard-rules.js";
 import {
   labels,
   overflowSelector,
@@ -124,9 +125,6 @@ export function spikeRecordName(level: "model" | "tool", window: string): string
 /** The name of the recorded objective of every model: the share of its tool calls that may dangle. */
 export const OBJECTIVE_RECORD = `model:${danglingMetric}:objective`;
 
-/** Each process's failed-open model calls so far, per model: a counter, over its agents. */
-const FAILED_OPEN_RECORD = "instance:tool_call_resilience_model_calls_failed_open:sum";
-
 /** Each process's calls counted in an instrument's overflow series, labelled `instrument`. */
 export const OVERFLOW_RECORD = "instance:tool_call_resilience_overflow_calls:sum";
 
@@ -231,21 +229,10 @@ function validate(config: BundleConfig): void {
       );
     }
   }
-  for (const duration of [
-    burnRate.pageFor,
-    burnRate.ticketFor,
-    burnRate.keepFiringFor,
-    spike.baselineWindow,
-    spike.for,
-    spike.keepFiringFor,
-    config.instanceOutlier.window,
-    config.instanceOutlier.for,
-    config.failingOpen.window,
-    config.cardinalityOverflow.window,
-    config.cardinalityOverflow.for,
-    config.telemetryMissing.for,
-  ]) {
-    seconds(duration);
+  // Every string of these sections is a duration.
+  const timed = [burnRate, spike, config.instanceOutlier, config.failingOpen];
+  for (const section of [...timed, config.cardinalityOverflow, config.telemetryMissing]) {
+    for (const value of Object.values(section)) if (typeof value === "string") seconds(value);
   }
   for (const label of [...config.processLabels, ...config.topologyLabels]) {
     if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(label)) fail(`"${label}" is not a Prometheus label name`);
@@ -374,12 +361,8 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
     `${name("instance", "ratio", w)} / ${peersRatio}`,
   );
 
-  // Counters summed within each process over what the alerts do not tell apart, for growth().
+  // The overflow counters summed within each process, per instrument, for growth().
   const scope = scopeLabels.join(", ");
-  const failedOpen = record(
-    FAILED_OPEN_RECORD,
-    `sum without (${scope}, ${labels.agent}, ${labels.outcome}) (${seriesSelector("modelCalls", ...selector, `${labels.outcome}="${values.outcomeFailedOpen}"`)})`,
-  );
   const overflowSeries = overflowSelector(...selector);
   const overflow = record(
     OVERFLOW_RECORD,
@@ -485,7 +468,8 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
       alert: "ToolCallResilienceFailingOpen",
       severity: "warning",
       for: "1m",
-      expr: `${growth(failedOpen, config.failingOpen.window)} > 0`,
+      // What each process counted since the previous evaluation (`dashboard-rules.ts`), added up.
+      expr: `sum_over_time(${dashboardRecords.increase("instance", "modelCalls")}{${labels.outcome}="${values.outcomeFailedOpen}"}[${config.failingOpen.window}]) > 0`,
       summary: "Model calls went out unrepaired because tool-call-resilience itself failed.",
       description: `On instance ${template(labels.instance)} (${where}), {{ $value | humanize }} model call(s) of ${template(labels.model)} went out unrepaired in the last ${config.failingOpen.window} because the library itself failed (outcome ${values.outcomeFailedOpen}); a call with a dangling tool call among them met the provider's error. The process's log holds the failure.`,
     },
@@ -530,7 +514,7 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
       runbook_url: `${config.runbookBaseUrl}#${definition.alert.toLowerCase()}`,
     },
   }));
-  return { recordingRules: rules, alertRules, windows };
+  return { recordingRules: [...rules, ...dashboardRecordingRules(config)], alertRules, windows };
 }
 
 const defaultRules = buildRules();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { bundleConfig } from "../../dashboards/generator/config.js";
+import { dashboardRecords } from "../../dashboards/generator/dashboard-rules.js";
 import {
   INSTANCE_TABLE_TITLE,
   INSTANCE_WINDOW,
@@ -12,29 +13,16 @@ import {
   THREADS_DASHBOARD_UID,
   threadTraceQuery,
 } from "../../dashboards/generator/dashboards.js";
-import {
-  instrumentSelector,
-  labels,
-  overflowSelector,
-  SHAPES,
-  series,
-  seriesByShape,
-} from "../../dashboards/generator/names.js";
+import { labels, series } from "../../dashboards/generator/names.js";
 import {
   alertRules,
-  OBJECTIVE_RECORD,
   recordedWindows,
   recordingRules,
   recordName,
   seconds,
 } from "../../dashboards/generator/prometheus-rules.js";
-import {
-  aggregationsIn,
-  enclosing,
-  keepsProcesses,
-  sumsOverProcesses,
-} from "./promql-aggregations.js";
-import { namesMissedIn } from "./promql-names.js";
+import { aggregationsIn, keepsProcesses, sumsOverProcesses } from "./promql-aggregations.js";
+import { metricNamesIn, namesMissedIn } from "./promql-names.js";
 
 interface GridPos {
   x: number;
@@ -45,12 +33,14 @@ interface GridPos {
 interface Target {
   refId: string;
   expr: string;
+  range?: boolean;
   datasource?: { type?: string; uid?: string };
   instant?: boolean;
   format?: string;
 }
 interface Panel {
   id: number;
+  panels?: Panel[];
   type: string;
   title: string;
   description?: string;
@@ -76,6 +66,7 @@ interface Variable {
   name: string;
   type: string;
   query?: string;
+  definition?: string;
   multi?: boolean;
   includeAll?: boolean;
   allValue?: string;
@@ -133,15 +124,24 @@ function selectorsOf(expr: string): { metric: string; matchers: string; index: n
   }));
 }
 
-/** The attribute variables each raw series must be filtered by, from the attributes it records. */
-const requiredFilters: Record<string, readonly string[]> = {
-  [series.modelCalls]: ["provider", "model", "agent"],
-  [series.toolCalls]: ["provider", "model", "tool"],
-  [series.danglingToolCalls]: ["provider", "model", "tool"],
-  [series.repairs]: ["provider", "model"],
-  [series.threadRecentDanglingToolCalls]: ["model", "thread"],
-  [series.repairDurationBucket]: [],
-};
+/** Every recorded series (`level:metric:operation`). */
+const recorded = new Set(recordingRules.map((rule) => rule.record));
+const RECORDED_NAME = /\b[a-z_]+:[a-z_]+:[a-z0-9_]+/g;
+
+/** The attribute variables each recorded series keeps the labels of, by its level's prefix. */
+const KEPT: readonly [RegExp, readonly string[]][] = [
+  [/^(model|model_reason|model_kind):/, ["provider", "model"]],
+  [/^model_agent_outcome:/, ["provider", "model", "agent"]],
+  [/^tool:/, ["tool"]],
+  [/^thread:/, ["model", "thread"]],
+  [/^instance:/, ["provider", "model"]],
+  [/^(process|outcome_le):/, []],
+];
+function keptVariables(name: string): readonly string[] {
+  const found = KEPT.find(([prefix]) => prefix.test(name));
+  if (found === undefined) throw new Error(`no level known for ${name}`);
+  return found[1];
+}
 const variableLabels: Record<string, string> = {
   provider: labels.provider,
   model: labels.model,
@@ -149,14 +149,6 @@ const variableLabels: Record<string, string> = {
   tool: labels.tool,
   thread: labels.thread,
 };
-
-/** Every recorded series (`level:metric:operation`) and the attribute variables its level keeps. */
-const recorded = new Set(recordingRules.map((rule) => rule.record));
-function recordedFilters(name: string): readonly string[] {
-  if (name.startsWith("tool:")) return ["tool"];
-  return ["provider", "model"];
-}
-const RECORDED_NAME = /\b[a-z]+:[a-z_]+:[a-z0-9_]+/g;
 
 function overlaps(a: GridPos, b: GridPos): boolean {
   return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
@@ -205,19 +197,12 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     }
   });
 
-  it("names only series the library emits and series the recording rules record", () => {
-    const known = new Set<string>([
-      ...SHAPES.flatMap((shape) => Object.values(seriesByShape[shape])),
-      ...Object.values(labels),
-    ]);
+  it("reads recorded series only (and up), each of them recorded by the rules", () => {
     for (const { panel, target } of targetsOf(dashboard)) {
-      for (const [name] of target.expr.matchAll(RECORDED_NAME)) {
-        expect(recorded.has(name), `${panel}: ${name}`).toBe(true);
-      }
-      const raw = target.expr.replace(RECORDED_NAME, "");
-      for (const [name] of raw.matchAll(/tool_call_resilience_[a-z_]+/g)) {
-        expect(known.has(name), `${panel}: ${name}`).toBe(true);
-      }
+      const names = metricNamesIn(target.expr);
+      expect(names.length, panel).toBeGreaterThan(0);
+      for (const name of names)
+        expect(name === "up" || recorded.has(name), `${panel}: ${name}`).toBe(true);
     }
   });
 
@@ -249,40 +234,41 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     }
   });
 
-  it("filters every selector by every process variable, and by each attribute variable the series has", () => {
+  it("filters every recorded series it selects by the variables of the labels the series keeps", () => {
     for (const { panel, target } of targetsOf(dashboard)) {
       const selectors = selectorsOf(target.expr);
       expect(selectors.length, panel).toBeGreaterThan(0);
-      // Next to a recorded series, the raw series compute the same figure: filtered alike.
-      const reads = [...target.expr.matchAll(RECORDED_NAME)].map(([name]) => name);
-      const level = reads.find((name) => name !== OBJECTIVE_RECORD);
-      const aggregations = aggregationsIn(target.expr);
-      for (const { metric, matchers, index } of selectors) {
+      for (const { metric, matchers } of selectors) {
+        const keepsInstance = metric === "up" || /^(instance|process):/.test(metric);
         for (const variable of PROCESS_VARIABLES) {
-          // The objective is one per model, whatever the instance; and the fleet a chosen
-          // instance is compared with is every process, summed over them all.
-          if (variable === "instance") {
-            const fleet = enclosing(aggregations, index).some((aggregation) =>
-              sumsOverProcesses(aggregation, bundleConfig.processLabels),
-            );
-            if (metric === OBJECTIVE_RECORD) continue;
-            if (fleet && !matchers.includes(`instance=~"$instance"`)) continue;
-          }
-          expect(matchers, `${panel}: ${metric}`).toContain(`${variable}=~"$${variable}"`);
-        }
-        const wanted = recorded.has(metric)
-          ? recordedFilters(metric)
-          : (requiredFilters[metric] ?? []).filter(
-              (variable) => level === undefined || recordedFilters(level).includes(variable),
-            );
-        for (const variable of Object.keys(variableLabels)) {
-          const matcher = `${variableLabels[variable]}=~"$${variable}"`;
-          if (wanted.includes(variable) && variables.includes(variable)) {
+          const matcher = `${variable}=~"$${variable}"`;
+          if (variable !== "instance" || keepsInstance) {
             expect(matchers, `${panel}: ${metric}`).toContain(matcher);
           } else {
             expect(matchers, `${panel}: ${metric}`).not.toContain(matcher);
           }
         }
+        const kept = metric === "up" ? [] : keptVariables(metric);
+        for (const variable of Object.keys(variableLabels)) {
+          const matcher = `${variableLabels[variable]}=~"$${variable}"`;
+          // A per-process figure of the Instances row ignores the attribute variables.
+          const wanted =
+            kept.includes(variable) &&
+            variables.includes(variable) &&
+            !panel.startsWith(INSTANCE_TABLE_TITLE);
+          expect(matchers.includes(matcher), `${panel}: ${metric} ${matcher}`).toBe(wanted);
+        }
+      }
+    }
+  });
+
+  it("joins an unfiltered recorded series only to a filtered one, with and or a division", () => {
+    for (const { panel, target } of targetsOf(dashboard)) {
+      for (const match of target.expr.matchAll(RECORDED_NAME)) {
+        const after = target.expr.slice((match.index ?? 0) + match[0].length);
+        if (after.startsWith("{")) continue;
+        const before = target.expr.slice(0, match.index);
+        expect(before, `${panel}: ${match[0]}`).toMatch(/( and |\/ \(sum_over_time\()$/);
       }
     }
   });
@@ -318,19 +304,32 @@ describe.each(dashboards)("the dashboard $path", ({ uid, other, variables, dashb
     });
   });
 
-  it("counts over the time range, never since the processes started", () => {
-    for (const panel of dataPanels(dashboard)) {
-      for (const target of panel.targets ?? []) {
-        for (const [selector] of target.expr.matchAll(/tool_call_resilience_\w+_total\{[^}]*\}/g)) {
-          // Every counter is read by rate() or increase() over a window, or by its last value in
-          // it against its value at the window's start, or for the time of its newest sample.
-          const escaped = escapeRegExp(selector);
-          const read = new RegExp(
-            `(rate|increase|last_over_time)\\(${escaped}\\[|unless ${escaped} offset|timestamp\\(${escaped}\\)`,
-          );
-          expect(target.expr, `${panel.title}: ${selector}`).toMatch(read);
-        }
+  it("counts over the time range what each evaluation of the rules recorded, never since the processes started", () => {
+    for (const { panel, target } of targetsOf(dashboard)) {
+      for (const [read] of target.expr.matchAll(/sum_over_time\(([a-z_]+:[a-z_]+:[a-z0-9_]+)/g)) {
+        expect(read, panel).toMatch(/:increase$/);
       }
+      expect(target.expr, panel).not.toMatch(/\b(increase|last_over_time)\(|offset /);
+    }
+  });
+
+  it("keeps every expression short enough to read: at most 300 characters", () => {
+    const expressions = [
+      ...allPanels(dashboard.panels).flatMap((panel) =>
+        (panel.targets ?? []).map((target) => ({ where: panel.title, expr: target.expr })),
+      ),
+      ...dashboard.annotations.list.map((annotation) => ({
+        where: annotation.name,
+        expr: annotation.expr ?? "",
+      })),
+      ...dashboard.templating.list.map((variable) => ({
+        where: `$${variable.name}`,
+        expr: `${variable.query ?? ""}`,
+      })),
+    ];
+    expect(expressions.length).toBeGreaterThan(10);
+    for (const { where, expr } of expressions) {
+      expect(expr.length, `${where}: ${expr}`).toBeLessThanOrEqual(300);
     }
   });
 });
@@ -342,24 +341,6 @@ function panelOf(dashboard: Dashboard, title: string): Panel {
   const panel = dashboard.panels.find((candidate) => candidate.title === title);
   if (panel === undefined) throw new Error(`no panel ${title}`);
   return panel;
-}
-
-/** Each occurrence of `share()`: `clamp_max((a or b * 0) / (b > 0), 1)`, with its operands. */
-function withoutShares(expr: string): string {
-  let rest = expr;
-  for (;;) {
-    const start = rest.indexOf("clamp_max((");
-    if (start === -1) return rest;
-    let depth = 0;
-    let end = start + "clamp_max".length;
-    for (; end < rest.length; end++) {
-      if (rest[end] === "(") depth++;
-      if (rest[end] === ")" && --depth === 0) break;
-    }
-    const inner = rest.slice(start, end + 1);
-    expect(inner, expr).toMatch(/ \* 0\) \/ \(.* > 0\), 1\)$/);
-    rest = `${rest.slice(0, start)}SHARE${rest.slice(end + 1)}`;
-  }
 }
 
 describe("the shares and burn rates", () => {
@@ -377,15 +358,14 @@ describe("the shares and burn rates", () => {
     ]);
   });
 
-  it("divide only in share() (0 without a numerator, nothing without a denominator) or by the objective", () => {
-    const objective = `/ ${OBJECTIVE_RECORD}{`;
-    const defaultObjective = `/ ${bundleConfig.objective.default}`;
+  it("divide only in the totals' share over the range, at most 1 and none without a tool call", () => {
     for (const dashboard of [overview, threads]) {
       for (const { panel, target } of targetsOf(dashboard)) {
-        const rest = withoutShares(target.expr)
-          .replaceAll(objective, "")
-          .replaceAll(defaultObjective, "");
-        expect(rest, panel).not.toContain(" / ");
+        if (!target.expr.includes(" / ")) continue;
+        expect(panel, target.expr).toMatch(/^Totals per /);
+        expect(target.expr).toMatch(
+          /^clamp_max\(sum_over_time\(.*\) \/ \(sum_over_time\(.*\) > 0\), 1\)$/,
+        );
       }
     }
   });
@@ -395,7 +375,7 @@ describe("the shares and burn rates", () => {
     expect(panel.targets?.map((target) => target.refId)).toEqual([...recordedWindows.model]);
     for (const [index, window] of recordedWindows.model.entries()) {
       const expr = panel.targets?.[index]?.expr ?? "";
-      expect(expr.startsWith(`(${recordName("model", "burnRate", window)}{`), expr).toBe(true);
+      expect(expr.startsWith(`${recordName("model", "burnRate", window)}{`), expr).toBe(true);
       // No guard of its own: drawn wherever the alerts see a burn rate.
       expect(expr).not.toContain(">=");
     }
@@ -419,9 +399,13 @@ describe("the shares and burn rates", () => {
       expect(panel.targets?.map((target) => target.refId)).toEqual([...windows]);
       for (const [index, window] of windows.entries()) {
         const expr = panel.targets?.[index]?.expr ?? "";
-        expect(expr.startsWith(`(${recordName(level, quantity, window)}{`), expr).toBe(true);
-        expect(expr).toContain(` and (${recordName(level, "toolCalls", window)}{`);
-        expect(expr.endsWith(`) * ${seconds(window)} >= ${MINIMUM_TOOL_CALLS}`), expr).toBe(true);
+        expect(expr.startsWith(`${recordName(level, quantity, window)}{`), expr).toBe(true);
+        expect(
+          expr.endsWith(
+            `} and ${recordName(level, "toolCalls", window)} * ${seconds(window)} >= ${MINIMUM_TOOL_CALLS}`,
+          ),
+          expr,
+        ).toBe(true);
       }
       expect(panel.description).toContain(`fewer than ${MINIMUM_TOOL_CALLS} tool calls`);
       expect(panel.fieldConfig?.defaults?.custom?.thresholdsStyle?.mode).toBe("dashed");
@@ -447,60 +431,75 @@ describe("the shares and burn rates", () => {
       .sort((a, b) => a - b);
     expect(steps?.map((step) => step.value)).toEqual([null, ...factors]);
   });
-
-  it.each([
-    ["model", "ToolCallResilienceDanglingBudgetBurn"],
-    ["tool", "ToolCallResilienceToolDanglingBudgetBurn"],
-  ] as const)(
-    "compute the %s level from raw series as the recording rules behind %s do",
-    (level, alert) => {
-      const title = level === "model" ? "Dangling share per model" : "Dangling share per tool";
-      const expr = panelOf(overview, title).targets?.[1]?.expr ?? "";
-      expect(alertRules.map((rule) => rule.alert)).toContain(alert);
-      const strip = (text: string) => text.replace(/\{[^}]*\}/g, "");
-      const recorded = strip(recordingRules.map((rule) => rule.expr).join("\n"));
-      const sums = [...strip(expr).matchAll(/sum without \([^)]*\) \(rate\([^)]*\)\)/g)];
-      expect(sums.length).toBeGreaterThan(0);
-      for (const [sum] of sums) expect(recorded).toContain(sum);
-    },
-  );
 });
 
 describe("the overview's Overflow series stat", () => {
-  it("counts what ToolCallResilienceCardinalityOverflow counts, in the chosen processes, 0 only where the library's series are", () => {
+  it("sums the recorded overflow series of the chosen processes, 0 only where the library's series are", () => {
     const chosen = PROCESS_VARIABLES.map((variable) => `${variable}=~"$${variable}"`);
     expect(panelOf(overview, "Overflow series").targets?.map((target) => target.expr)).toEqual([
-      `count(${overflowSelector(...chosen)}) or count(${instrumentSelector(...chosen)}) * 0`,
+      `sum(${dashboardRecords.overflowSeries}{${chosen.join(", ")}})`,
     ]);
   });
 });
 
 describe("the overview's totals", () => {
   it.each([
-    ["Totals per model", labels.tool],
-    ["Totals per tool", labels.model],
-  ])("%s counts tool calls, dangling calls and their share over the range", (title, summed) => {
-    const panel = panelOf(overview, title);
-    expect(panel.type).toBe("table");
-    const targets = panel.targets ?? [];
-    expect(targets.map((target) => target.refId)).toEqual(["tool_calls", "dangling", "ratio"]);
-    const [toolCalls, dangling, ratio] = targets.map((target) => target.expr);
-    expect(toolCalls).toMatch(/^sum without \(/);
-    expect(toolCalls).toContain(`${summed},`);
-    expect(toolCalls).toContain("[$__range])");
-    expect(dangling).toContain(series.danglingToolCalls);
-    expect(ratio?.startsWith("clamp_max(")).toBe(true);
-    for (const target of targets) expect(target).toMatchObject({ instant: true, range: false });
-  });
-
-  it.each(["Tool calls", "Dangling tool calls", "Dangling share", "Failed-open model calls"])(
-    "the %s stat counts over the range",
-    (title) => {
-      const expr = panelOf(overview, title).targets?.[0]?.expr ?? "";
-      expect(expr).toContain("[$__range])");
-      expect(expr).toContain("offset $__range");
+    ["Totals per model", "model"],
+    ["Totals per tool", "tool"],
+  ] as const)(
+    "%s counts tool calls, dangling calls and their share over the range",
+    (title, level) => {
+      const panel = panelOf(overview, title);
+      expect(panel.type).toBe("table");
+      const targets = panel.targets ?? [];
+      expect(targets.map((target) => target.refId)).toEqual(["tool_calls", "dangling", "ratio"]);
+      const [toolCalls, dangling, ratio] = targets.map((target) => target.expr);
+      expect(toolCalls).toMatch(
+        new RegExp(
+          `^sum_over_time\\(${escapeRegExp(dashboardRecords.increase(level, "toolCalls"))}\\{.*\\}\\[\\$__range\\]\\)$`,
+        ),
+      );
+      expect(dangling).toBe(
+        toolCalls?.replace(
+          dashboardRecords.increase(level, "toolCalls"),
+          dashboardRecords.increase(level, "danglingToolCalls"),
+        ),
+      );
+      expect(ratio).toBe(
+        `clamp_max(${dangling} / (sum_over_time(${dashboardRecords.increase(level, "toolCalls")}[$__range]) > 0), 1)`,
+      );
+      for (const target of targets) expect(target).toMatchObject({ instant: true, range: false });
     },
   );
+
+  it.each(["Tool calls", "Dangling tool calls", "Failed-open model calls"])(
+    "the %s stat sums the model-level increases over the range",
+    (title) => {
+      const expr = panelOf(overview, title).targets?.[0]?.expr ?? "";
+      expect(expr).toMatch(/^sum\(sum_over_time\(model:[a-z_]+:increase\{.*\}\[\$__range\]\)\)$/);
+    },
+  );
+
+  it("the Dangling share stat divides the Dangling tool calls stat by the Tool calls stat", () => {
+    const panel = panelOf(overview, "Dangling share");
+    const exprOf = (title: string) => panelOf(overview, title).targets?.[0]?.expr;
+    expect(panel.targets?.map((target) => [target.refId, target.expr])).toEqual([
+      ["numerator", exprOf("Dangling tool calls")],
+      ["denominator", `${exprOf("Tool calls")} > 0`],
+    ]);
+    expect(panel.transformations).toEqual([
+      { id: "merge", options: {} },
+      {
+        id: "calculateField",
+        options: {
+          mode: "binary",
+          binary: { left: "Value #numerator", operator: "/", right: "Value #denominator" },
+          alias: "Dangling share",
+          replaceFields: true,
+        },
+      },
+    ]);
+  });
 });
 
 describe("the threads", () => {
@@ -509,14 +508,23 @@ describe("the threads", () => {
   it.each([
     [overview, "Top threads now", 10],
     [threads, "Top threads now", 20],
-  ] as const)("%#: %s ranks the gauge summed over the processes", (dashboard, title, count) => {
-    const expr = panelOf(dashboard, title).targets?.[0]?.expr ?? "";
-    expect(expr).toMatch(
-      new RegExp(
-        `^topk\\(${count}, sum without \\(${bundleConfig.processLabels.join(", ")}, otel_scope_name, otel_scope_version, otel_scope_schema_url\\) \\(${gauge}\\{[^}]*\\}\\)\\)$`,
-      ),
-    );
-  });
+  ] as const)(
+    "%#: %s ranks the recorded threads, summed over the processes",
+    (dashboard, title, count) => {
+      const expr = panelOf(dashboard, title).targets?.[0]?.expr ?? "";
+      expect(expr).toMatch(
+        new RegExp(`^topk\\(${count}, ${dashboardRecords.threads}\\{[^}]*\\}\\)$`),
+      );
+      const rule = recordingRules.find(
+        (candidate) => candidate.record === dashboardRecords.threads,
+      );
+      expect(rule?.expr).toMatch(
+        new RegExp(
+          `^sum without \\(${bundleConfig.processLabels.join(", ")}, otel_scope_name, otel_scope_version, otel_scope_schema_url\\) \\(${gauge}\\{[^}]*\\}\\)$`,
+        ),
+      );
+    },
+  );
 
   it("shows a thread's dangling calls over time", () => {
     const panel = panelOf(threads, "Dangling calls per thread");
@@ -561,6 +569,11 @@ describe("the threads", () => {
     }
   });
 });
+
+/** Every panel, and the panels of collapsed rows. */
+function allPanels(panels: readonly Panel[]): Panel[] {
+  return panels.flatMap((panel) => [panel, ...allPanels(panel.panels ?? [])]);
+}
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -609,7 +622,7 @@ describe("the overview's Instances row", () => {
   it("is one row per process: instant queries merged, named, worst share first", () => {
     expect(table.type).toBe("table");
     expect(targets.map((target) => target.refId)).toEqual([
-      "up",
+      "reporting",
       "last_report",
       "model_calls",
       "share",
@@ -624,7 +637,7 @@ describe("the overview's Instances row", () => {
     expect(table.transformations?.[1]?.options).toMatchObject({
       excludeByName: { Time: true },
       renameByName: {
-        "Value #up": "Up",
+        "Value #reporting": "Reporting",
         "Value #last_report": "Last report",
         "Value #model_calls": "Model calls/s",
         "Value #share": "Dangling share",
@@ -644,56 +657,57 @@ describe("the overview's Instances row", () => {
     }
   });
 
-  it("keeps each process apart, but for the peers' fleet, a sum without every process label that Instance does not filter", () => {
+  it("keeps each process apart, and reads its peers' share from a rule that sums every process of the job", () => {
     for (const target of targets) {
-      const aggregations = aggregationsIn(target.expr);
-      const fleets = aggregations.filter(
+      const fleets = aggregationsIn(target.expr).filter(
         (aggregation) => !keepsProcesses(aggregation, processLabels),
       );
-      if (target.refId !== "peers") {
-        expect(
-          fleets.map((aggregation) => aggregation.text),
-          target.refId,
-        ).toEqual([]);
-        expect(target.expr, target.refId).not.toMatch(/\b(sum|max|min|avg|count) by \(/);
-        continue;
-      }
-      // The fleet's dangling calls and tool calls (the latter twice, in share()).
-      expect(fleets.length).toBe(3);
-      for (const fleet of fleets) {
-        expect(sumsOverProcesses(fleet, processLabels), fleet.text).toBe(true);
-        expect(fleet.text).toMatch(/^sum without \([^)]*\) \(rate\(/);
-        expect(fleet.text).not.toContain(`instance=~"$instance"`);
-      }
-      // Each fleet figure less the process's own, matched on everything but the process.
       expect(
-        target.expr.split(`- ignoring (${processLabels.join(", ")}) group_right () `),
-      ).toHaveLength(4);
+        fleets.map((aggregation) => aggregation.text),
+        target.refId,
+      ).toEqual([]);
+    }
+    const peers = recordingRules.find(
+      (rule) => rule.record === dashboardRecords.peersRatio(INSTANCE_WINDOW),
+    );
+    expect(exprOf("peers").startsWith(`${peers?.record}{`)).toBe(true);
+    // The job's dangling calls and tool calls, each less the process's own, matched on
+    // everything but the process.
+    const figures = recordingRules.filter(
+      (rule) => rule.record.endsWith("_peers") && peers?.expr.includes(rule.record),
+    );
+    expect(figures).toHaveLength(2);
+    for (const figure of figures) {
+      const fleets = aggregationsIn(figure.expr).filter((aggregation) =>
+        sumsOverProcesses(aggregation, processLabels),
+      );
+      expect(fleets).toHaveLength(1);
+      expect(figure.expr).toContain(`- ignoring (${processLabels.join(", ")}) group_right () `);
     }
   });
 
   it("compares with the peers the share of each process's tool calls that dangled, with the dashboards' minimum of traffic", () => {
-    expect(exprOf("share")).toMatch(
-      new RegExp(
-        `^clamp_max\\(.*\\) and .* \\* ${seconds(INSTANCE_WINDOW)} >= ${MINIMUM_TOOL_CALLS}$`,
-      ),
+    expect(exprOf("share")).toBe(
+      `${dashboardRecords.processRatio(INSTANCE_WINDOW)}{${PROCESS_VARIABLES.map((v) => `${v}=~"$${v}"`).join(", ")}} and ${dashboardRecords.processRate("toolCalls", INSTANCE_WINDOW)} * ${seconds(INSTANCE_WINDOW)} >= ${MINIMUM_TOOL_CALLS}`,
     );
-    expect(exprOf("peers").startsWith("clamp_max(")).toBe(true);
-    for (const refId of ["share", "peers"]) {
-      expect(exprOf(refId)).toContain(series.danglingToolCalls);
-      expect(exprOf(refId)).toContain(series.toolCalls);
-    }
   });
 
-  it("says whether the last scrape succeeded, how old the newest sample is, and counts failed-open calls whole", () => {
-    // `== bool 1` drops the metric name, which the other columns do not carry: the rows merge.
-    expect(exprOf("up")).toMatch(/^up\{.*\} == bool 1$/);
-    expect(exprOf("last_report")).toMatch(/^time\(\) - max without \(/);
+  it("says whether each process reports on both paths, how old its newest sample is, and counts failed-open calls whole", () => {
+    // `up` where Prometheus scrapes the process, else the presence of its own series (pushed);
+    // `== bool 1` and `> bool 0` drop the metric name, which the other columns do not carry.
+    expect(exprOf("reporting")).toMatch(
+      new RegExp(`^up\\{.*\\} == bool 1 or ${dashboardRecords.lastSample}\\{.*\\} > bool 0$`),
+    );
+    expect(exprOf("last_report")).toMatch(
+      new RegExp(`^time\\(\\) - max_over_time\\(${dashboardRecords.lastSample}\\{`),
+    );
     expect(exprOf("failed_open")).toContain(`tool_call_resilience_outcome="failed_open"`);
-    expect(exprOf("failed_open")).toContain("last_over_time(");
+    expect(exprOf("failed_open")).toContain(
+      `sum_over_time(${dashboardRecords.increase("instance", "modelCalls")}{`,
+    );
   });
 
-  it("colours the share from the least the outlier alert asks, failed-open calls from 1, and a failed scrape", () => {
+  it("colours the share from the least the outlier alert asks, failed-open calls from 1, and a process not reporting", () => {
     const overrides = new Map(
       (table.fieldConfig?.overrides ?? []).map((override) => [
         override.matcher.options,
@@ -709,7 +723,9 @@ describe("the overview's Instances row", () => {
     expect(overrides.get("Failed open")).toMatchObject({
       thresholds: { steps: [{ value: null }, { value: 1, color: "red" }] },
     });
-    expect(JSON.stringify(overrides.get("Up"))).toContain('"0":{"text":"down","color":"red"');
+    expect(JSON.stringify(overrides.get("Reporting"))).toContain(
+      '"0":{"text":"down","color":"red"',
+    );
     expect(overrides.get("Last report")).toMatchObject({ unit: "s" });
   });
 });

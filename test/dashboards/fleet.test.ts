@@ -9,9 +9,10 @@
  * - Across processes, only `sum without` every process label (`bundleConfig.processLabels`), so
  *   that each process counts once and every other label stays; never a maximum, a minimum or an
  *   average of processes, which would report one process as the fleet.
- * - Counters are turned into per-series rates or increases before any sum: a sum of counters
- *   taken before `rate()` drops when a process dies and starts again from 0 under a new instance,
- *   which `rate()` takes for a reset and turns into a spike.
+ * - Counters are turned into per-series rates or increases before any sum across processes: a
+ *   sum of counters taken before `rate()` drops when a process dies and starts again from 0 under
+ *   a new instance, which `rate()` takes for a reset and turns into a spike. Within one process,
+ *   whose counters all start from 0 together, they may be summed first.
  * - The per-thread gauge is summed over the processes before `topk`, so a thread whose turns
  *   landed on three workers ranks by its total, once.
  */
@@ -75,9 +76,10 @@ const runbookExpressions: Expression[] = [
 
 const expressions: Expression[] = [
   ...recordingRules.map((rule) => ({ where: rule.record, expr: rule.expr })),
-  ...alertRules.flatMap((rule) => [
-    { where: `${rule.alert} (${rule.labels.severity})`, expr: rule.expr },
-  ]),
+  ...alertRules.map((rule) => ({
+    where: `${rule.alert} (${rule.labels.severity})`,
+    expr: rule.expr,
+  })),
   ...panelExpressions,
   ...runbookExpressions,
 ];
@@ -85,12 +87,13 @@ const expressions: Expression[] = [
 /**
  * The sums over everything chosen that are not `sum without` the process labels, each with why it
  * counts nothing twice: the overview's stats are one number for the whole selection, a sum of
- * per-series increases; the heatmap needs one series per bucket, a sum of per-series rates.
+ * recorded per-process figures; the heatmap needs one series per bucket, a sum of recorded rates
+ * already summed over the processes.
  */
 function isWholeSelectionSum(expression: Expression, text: string): boolean {
   return (
     (expression.panelType === "stat" && text.startsWith("sum(")) ||
-    (expression.panelType === "heatmap" && text.startsWith("sum by (le) (rate("))
+    (expression.panelType === "heatmap" && /^sum by \(le\) \([a-z_]+:/.test(text))
   );
 }
 
@@ -132,13 +135,15 @@ function ratesOfNonSelectors({ expr }: Expression): string[] {
       return expr.slice(open + 1, closingParenthesis(expr, open));
     })
     .filter(
-      (argument) => !/^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?(?:\{[^}]*\})?\[[^\]]+\]$/.test(argument),
+      (argument) =>
+        !/^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?(?:\{[^}]*\})?\[[^\]]+\](?: offset \w+)?$/.test(argument),
     );
 }
 
 /**
  * Counters read for their raw value: anything but through a rate, an increase, their last value
- * or timestamp, as the presence test of an `offset`, or among series merely counted.
+ * or timestamp, as the presence test of an `offset`, among series merely counted, or summed within
+ * each process (a sum that keeps every process label apart).
  */
 function rawCounterReads({ expr }: Expression): string[] {
   const aggregations = aggregationsIn(expr);
@@ -154,11 +159,9 @@ function rawCounterReads({ expr }: Expression): string[] {
         // Counting series (processes, label values) counts no call.
         nearest?.operator === "count" ||
         nearest?.operator === "group" ||
-        // Summed within its process (every process label kept): still a counter of that process,
-        // which resets only when it does.
         (nearest?.operator === "sum" &&
-          nearest.modifier === "without" &&
-          !processLabels.some((label) => nearest.labels.includes(label)))
+          expr.slice(nearest.from, nearest.to).trim() === selector.text &&
+          keepsProcesses(nearest, processLabels))
       );
     })
     .map((selector) => selector.text);
@@ -263,6 +266,7 @@ describe("the checks above", () => {
     ["sumsThatMissAProcessLabel", `${fleet} (rate(${counter}[5m]))`],
     ["ratesOfNonSelectors", `rate(${counter}[5m])`],
     ["rawCounterReads", `${fleet} (increase(${counter}[1h]))`],
+    ["rawCounterReads", `sum without (otel_scope_name) (${counter})`],
     ["threadsNotSummedFirst", `topk(10, ${fleet} (${gauge}))`],
     ["threadsNotSummedFirst", `topk(10, max_over_time((${fleet} (${gauge}))[1h:]))`],
   ] as const)("%s accepts %s", (check, expr) => {

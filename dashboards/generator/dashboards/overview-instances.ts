@@ -6,10 +6,12 @@
 import * as common from "@grafana/grafana-foundation-sdk/common";
 import * as table from "@grafana/grafana-foundation-sdk/table";
 import { bundleConfig } from "../config.js";
+import { dashboardRecords } from "../dashboard-rules.js";
 import { labels } from "../names.js";
 import type { Filters } from "./filters.js";
 import {
   type AnyPanelBuilder,
+  filteredBy,
   instantQuery,
   legend,
   percent,
@@ -23,7 +25,6 @@ import {
   type InstanceFigure,
   instanceQueries,
   MINIMUM_TOOL_CALLS,
-  modelCallsPerInstance,
   OUTLIER_SHARE,
 } from "./queries.js";
 
@@ -32,7 +33,7 @@ export const INSTANCE_TABLE_TITLE = "Instance health";
 
 /** The columns of the Instances table, by the ref id of their query, in order. */
 const INSTANCE_COLUMNS = {
-  up: "Up",
+  reporting: "Reporting",
   last_report: "Last report",
   model_calls: "Model calls/s",
   share: "Dangling share",
@@ -51,7 +52,7 @@ function instancesTable(filters: Filters): table.PanelBuilder {
   return place(
     new table.PanelBuilder(),
     INSTANCE_TABLE_TITLE,
-    `One row per process (instance) of the chosen jobs and topology, over the last ${window} (the window of ToolCallResilienceInstanceDanglingOutlier): Up, whether Prometheus's last scrape of it succeeded (scraped processes only; empty for pushed ones and for a target service discovery dropped); Last report, how long ago its newest model-call sample arrived (seconds while it reports, the time since it stopped once killed or unreachable; a process silent for longer than ${window} has no row); its model calls per second; the share of its tool calls that dangled (shown from ${MINIMUM_TOOL_CALLS} tool calls, red from ${percent(OUTLIER_SHARE)}, the least the outlier alert asks), next to the same share over every other process of its job and topology, whatever Instance says; and its failed-open model calls (red from 1). A replacement process is a new row; the one it replaced stays until the window no longer holds it. Worst share first.`,
+    `One row per process (instance) of the chosen jobs, topology and instances, whatever Provider, Model and Tool say, over the last ${window} (the window of ToolCallResilienceInstanceDanglingOutlier): Reporting, whether it reports now (where Prometheus scrapes it, whether its last scrape succeeded, its up; where it pushes OTLP, which has no up, yes while its series arrive; empty once a dropped target or a process that stopped pushing is gone from Prometheus's lookback); Last report, how long ago its newest model-call sample arrived (seconds while it reports, the time since it stopped once killed or unreachable; a process silent for longer than ${window} has no row); its model calls per second; the share of its tool calls that dangled (shown from ${MINIMUM_TOOL_CALLS} tool calls, red from ${percent(OUTLIER_SHARE)}, the least the outlier alert asks), next to the same share over every other process of its job and topology, whatever Instance says; and its failed-open model calls (red from 1). A replacement process is a new row; the one it replaced stays until the window no longer holds it. Worst share first.`,
     { width: 24, height: 8 },
   )
     .targets(Object.entries(queries).map(([refId, expr]) => instantQuery(refId, expr)))
@@ -68,7 +69,7 @@ function instancesTable(filters: Filters): table.PanelBuilder {
     .sortBy([
       new common.TableSortByFieldStateBuilder().displayName(INSTANCE_COLUMNS.share).desc(true),
     ])
-    .overrideByName(INSTANCE_COLUMNS.up, [
+    .overrideByName(INSTANCE_COLUMNS.reporting, [
       {
         id: "mappings",
         value: [
@@ -76,7 +77,7 @@ function instancesTable(filters: Filters): table.PanelBuilder {
             type: "value",
             options: {
               "0": { text: "down", color: "red", index: 0 },
-              "1": { text: "up", color: "green", index: 1 },
+              "1": { text: "yes", color: "green", index: 1 },
             },
           },
         ],
@@ -127,9 +128,18 @@ export function instancePanels(filters: Filters): AnyPanelBuilder[] {
     instancesTable(filters),
     timeSeries(
       "Model calls per instance",
-      "Model calls per second of each process, whatever their model or outcome: how the fleet shares the load. A killed worker's line stops and its replacement starts a line of its own (a new instance), from 0.",
+      `Model calls per second of each process, whatever their model or outcome, over the last ${dashboardRecords.rateWindow}: how the fleet shares the load. A killed worker's line stops and its replacement starts a line of its own (a new instance), from 0. ${filteredBy("process")}`,
       "ops",
-      [query("A", modelCallsPerInstance(filters), legend([labels.instance]))],
+      [
+        query(
+          "A",
+          filters.recorded(
+            dashboardRecords.processRate("modelCalls", dashboardRecords.rateWindow),
+            "process",
+          ),
+          legend([labels.instance]),
+        ),
+      ],
     ),
     sharePanel(filters, {
       title: "Dangling share per instance",
@@ -137,7 +147,7 @@ export function instancePanels(filters: Filters): AnyPanelBuilder[] {
       windows: [outlier.window],
       legend: [labels.instance, labels.model],
       threshold: OUTLIER_SHARE,
-      description: `Share of each model's tool calls that dangled in each process over ${outlier.window}, the window of ToolCallResilienceInstanceDanglingOutlier: a replica far above its peers is a bad node, version or connection. The dashed line, ${percent(OUTLIER_SHARE)}, is ${outlier.minimumBurnRate} times the default objective, the least the alert asks of a process. No value is drawn for a process with fewer than ${MINIMUM_TOOL_CALLS} tool calls of a model in the window. Read from the recorded series.`,
+      description: `Share of each model's tool calls that dangled in each process over ${outlier.window}, the window of ToolCallResilienceInstanceDanglingOutlier: a replica far above its peers is a bad node, version or connection. The dashed line, ${percent(OUTLIER_SHARE)}, is ${outlier.minimumBurnRate} times the default objective, the least the alert asks of a process. No value is drawn for a process with fewer than ${MINIMUM_TOOL_CALLS} tool calls of a model in the window. ${filteredBy("instance")}`,
     }),
   ];
 }

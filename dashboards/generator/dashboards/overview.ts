@@ -11,18 +11,20 @@ import type * as stat from "@grafana/grafana-foundation-sdk/stat";
 import * as table from "@grafana/grafana-foundation-sdk/table";
 import type * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 import { bundleConfig } from "../config.js";
+import { dashboardRecords } from "../dashboard-rules.js";
 import { labels, values } from "../names.js";
-import { recordedWindows, seconds } from "../prometheus-rules.js";
+import { OBJECTIVE_RECORD, recordedWindows, recordName, seconds } from "../prometheus-rules.js";
 import {
   buildDashboard,
   OVERVIEW_DASHBOARD_UID,
   THREADS_DASHBOARD_UID,
 } from "./dashboard-frame.js";
-import { type Filters, perProcess } from "./filters.js";
+import type { Filters } from "./filters.js";
 import { THREAD_FIELD, threadDashboardLink, threadTracesLink } from "./links.js";
 import { instancePanels } from "./overview-instances.js";
 import {
   dashedThresholds,
+  filteredBy,
   instantQuery,
   largestFirst,
   legend,
@@ -40,12 +42,9 @@ import {
 } from "./panels.js";
 import {
   MINIMUM_TOOL_CALLS,
-  modelBurnRate,
   PANEL_WINDOWS,
   ratePerModel,
   repairDurationQuantiles,
-  repairedShare,
-  repairsByKind,
   summaryQueries,
   topThreads,
   totalsQueries,
@@ -54,41 +53,39 @@ import {
 const windowsText = PANEL_WINDOWS.join(" and ");
 const guardText = (level: string) =>
   `No value is drawn for a ${level} with fewer than ${MINIMUM_TOOL_CALLS} tool calls in the window (${PANEL_WINDOWS.map((window) => `${Number((MINIMUM_TOOL_CALLS / seconds(window)).toPrecision(2))} per second over ${window}`).join(", ")}), where one dangling call would make the share.`;
-const recordedText =
-  "Read from the recorded series the alerts evaluate; with an Instance chosen, or without the recording rules, computed the same way from the raw series.";
+const modelText = filteredBy("model");
 
 function summaryStats(filters: Filters): stat.PanelBuilder[] {
   const queries = summaryQueries(filters);
   return statRow([
     {
       title: "Tool calls",
-      description: `Tool calls the models issued, ${OVER_RANGE}.`,
+      description: `Tool calls the models issued, ${OVER_RANGE}. ${modelText}`,
       unit: "short",
       expr: queries.toolCalls,
     },
     {
       title: "Dangling tool calls",
-      description: `Tool calls left without a result, each once, ${OVER_RANGE}.`,
+      description: `Tool calls left without a result, each once, ${OVER_RANGE}. ${modelText}`,
       unit: "short",
       expr: queries.dangling,
     },
     {
       title: "Dangling share",
-      description: `Dangling tool calls per tool call issued, ${OVER_RANGE}.`,
+      description: `Dangling tool calls per tool call issued, ${OVER_RANGE}: the two stats before it, divided. ${modelText}`,
       unit: "percentunit",
-      expr: queries.share,
+      expr: { numerator: queries.dangling, denominator: `${queries.toolCalls} > 0` },
     },
     {
       title: "Failed-open model calls",
-      description: `Model calls whose repair itself failed, so the original request went to the model unrepaired, ${OVER_RANGE}. Red from 1: see the runbook (ToolCallResilienceFailingOpen).`,
+      description: `Model calls whose repair itself failed, so the original request went to the model unrepaired, ${OVER_RANGE}. Red from 1: see the runbook (ToolCallResilienceFailingOpen). ${modelText}`,
       unit: "short",
       expr: queries.failedOpen,
       alarm: redFromOne,
     },
     {
       title: "Overflow series",
-      description:
-        "Overflow series of this library now, one per instrument and process that passed its cardinality limit (the series ToolCallResilienceCardinalityOverflow watches): that instrument's per-model and per-tool numbers are incomplete. Red from 1: see the runbook.",
+      description: `Overflow series of this library now, one per instrument and process that passed its cardinality limit (the series ToolCallResilienceCardinalityOverflow watches): that instrument's per-model and per-tool numbers are incomplete. Red from 1: see the runbook. ${filteredBy("process")}`,
       unit: "short",
       expr: queries.overflowSeries,
       alarm: redFromOne,
@@ -100,21 +97,15 @@ function trafficPanels(filters: Filters): timeseries.PanelBuilder[] {
   return [
     timeSeries(
       "Tool calls per model",
-      "Tool calls the models issued, per second, per model: the traffic the shares below are taken of.",
+      `Tool calls the models issued, per second, per model, over the last ${PANEL_WINDOWS[0]}: the traffic the shares below are taken of. ${modelText}`,
       "ops",
       [query("A", ratePerModel(filters, "toolCalls"), legend([labels.model, labels.provider]))],
     ),
     timeSeries(
       "Dangling tool calls per model",
-      "Tool calls left without a result, per second, per model. A call is counted dangling when it is first seen without a result, which can be a few turns after it was issued.",
+      `Tool calls left without a result, per second, per model, over the last ${PANEL_WINDOWS[0]}. A call is counted dangling when it is first seen without a result, which can be a few turns after it was issued. ${modelText}`,
       "ops",
-      [
-        query(
-          "A",
-          ratePerModel(filters, "danglingToolCalls"),
-          legend([labels.model, labels.provider]),
-        ),
-      ],
+      [query("A", ratePerModel(filters, "dangling"), legend([labels.model, labels.provider]))],
     ),
   ];
 }
@@ -136,12 +127,12 @@ function burnRatePanel(filters: Filters): timeseries.PanelBuilder {
     .join(", ");
   return timeSeries(
     "Burn rate per model",
-    `How many times faster than its objective allows each model spends its dangling-call budget, over every window the alerts evaluate (${recordedWindows.model.join(", ")}): 1 spends it exactly. The dashed lines are the ToolCallResilienceDanglingBudgetBurn thresholds: ${lines}. Drawn wherever the window holds a tool call, as the alerts see it (they also ask for ${bundleConfig.burnRate.minimumDanglingCalls} dangling calls in the long window). ${recordedText}`,
+    `How many times faster than its objective allows each model spends its dangling-call budget, over every window the alerts evaluate (${recordedWindows.model.join(", ")}): 1 spends it exactly. Each model's objective is recorded as ${OBJECTIVE_RECORD}. The dashed lines are the ToolCallResilienceDanglingBudgetBurn thresholds: ${lines}. Drawn wherever the window holds a tool call, as the alerts see it (they also ask for ${bundleConfig.burnRate.minimumDanglingCalls} dangling calls in the long window). ${modelText}`,
     "suffix:x",
     recordedWindows.model.map((window) =>
       query(
         window,
-        modelBurnRate(filters, window),
+        filters.recorded(recordName("model", "burnRate", window), "model"),
         legend([labels.model, labels.provider], window),
       ),
     ),
@@ -164,7 +155,7 @@ function danglingSharePanels(filters: Filters): timeseries.PanelBuilder[] {
       windows: PANEL_WINDOWS,
       legend: [labels.model, labels.provider],
       threshold: bundleConfig.objective.default,
-      description: `Share of each model's tool calls that dangled, over ${windowsText}, the windows of the fastest page. The dashed line is the default objective, ${objective}. ${guardText("model")} ${recordedText}`,
+      description: `Share of each model's tool calls that dangled, over ${windowsText}, the windows of the fastest page. The dashed line is the default objective, ${objective}. ${guardText("model")} ${modelText}`,
     }),
     burnRatePanel(filters),
     sharePanel(filters, {
@@ -173,7 +164,7 @@ function danglingSharePanels(filters: Filters): timeseries.PanelBuilder[] {
       windows: PANEL_WINDOWS,
       legend: [labels.tool],
       threshold: bundleConfig.objective.default,
-      description: `Share of each tool's calls that dangled, across every model, over ${windowsText}: what ToolCallResilienceToolDanglingBudgetBurn watches, against the default objective (${objective}, the dashed line). ${values.otherTool} stands for tools the request did not offer. ${guardText("tool")} ${recordedText}`,
+      description: `Share of each tool's calls that dangled, across every model, over ${windowsText}: what ToolCallResilienceToolDanglingBudgetBurn watches, against the default objective (${objective}, the dashed line). ${values.otherTool} stands for tools the request did not offer. ${guardText("tool")} ${filteredBy("tool")}`,
       width: 24,
     }),
   ];
@@ -184,7 +175,7 @@ function topThreadsBarGauge(filters: Filters): bargauge.PanelBuilder {
     place(
       new bargauge.PanelBuilder(),
       "Top threads now",
-      `The ten threads with the most dangling calls now: ${RECENT_WINDOW_TEXT}. Select a thread to open it in the Threads dashboard, or its repair_tool_calls spans in Tempo.`,
+      `The ten threads with the most dangling calls now: ${RECENT_WINDOW_TEXT}. Select a thread to open it in the Threads dashboard, or its repair_tool_calls spans in Tempo. ${filteredBy("thread")}`,
       { width: 24, height: 8 },
     )
       .withTarget(instantQuery("A", topThreads(filters, 10)))
@@ -203,23 +194,35 @@ function repairPanels(filters: Filters): timeseries.PanelBuilder[] {
   return [
     timeSeries(
       "Share of model calls repaired",
-      "Model calls whose request needed a repair before the model saw it, per model. Without persist, a thread with a dangling call is repaired again on every later call.",
+      `Model calls whose request needed a repair before the model saw it, per model. Without persist, a thread with a dangling call is repaired again on every later call. ${modelText}`,
       "percentunit",
-      [query("A", repairedShare(filters), legend([labels.model, labels.provider]))],
+      [
+        query(
+          "A",
+          filters.recorded(dashboardRecords.repairedRatio, "model"),
+          legend([labels.model, labels.provider]),
+        ),
+      ],
       8,
     ),
     timeSeries(
       "Repairs by kind",
-      "Repairs applied to requests, per second, by kind: placeholders inserted, results moved, orphans dropped, ids assigned.",
+      `Repairs applied to requests, per second, by kind: placeholders inserted, results moved, orphans dropped, ids assigned. ${modelText}`,
       "ops",
-      [query("A", repairsByKind(filters), legend([labels.repairKind]))],
+      [
+        query(
+          "A",
+          `sum without (${labels.provider}, ${labels.model}) (${filters.recorded(dashboardRecords.repairsByKind, "model")})`,
+          legend([labels.repairKind]),
+        ),
+      ],
       8,
     ),
     timeSeries(
       "Repair latency",
-      "Time spent inspecting (and repairing) each request, clean ones included. The histogram records no provider or model, so only Job, Instance and the topology variables apply.",
+      `Time spent inspecting (and repairing) each request, clean ones included. The histogram records no provider or model: ${filteredBy("job")}`,
       "s",
-      quantileTargets(repairDurationQuantiles(filters, [...perProcess, labels.outcome]), []),
+      quantileTargets(repairDurationQuantiles(filters, false), []),
       8,
     ),
   ];
@@ -234,7 +237,7 @@ function totalsTable(title: string, filters: Filters, level: "model" | "tool"): 
   return place(
     new table.PanelBuilder(),
     title,
-    `Tool calls, dangling tool calls and their share, ${OVER_RANGE}: what the processes counted in the range, not since they started.`,
+    `Tool calls, dangling tool calls and their share, ${OVER_RANGE}: what the processes counted in the range, not since they started. ${filteredBy(level)}`,
     { width: 12, height: 8 },
   )
     .targets([

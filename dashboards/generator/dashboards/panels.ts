@@ -13,13 +13,22 @@ import type * as table from "@grafana/grafana-foundation-sdk/table";
 import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 import { bundleConfig } from "../config.js";
 import type { Level } from "../prometheus-rules.js";
-import type { Filters } from "./filters.js";
+import { type FilterLevel, type Filters, LEVEL_VARIABLES } from "./filters.js";
 import { guardedShare, type QuantileQuery } from "./queries.js";
-import { datasource } from "./variables.js";
+import { datasource, titleOf } from "./variables.js";
 
 /** The description's phrase for a figure counted over the dashboard's time range. */
 export const OVER_RANGE =
   "counted over the dashboard's time range (a process that started in it, with all it counted)";
+
+/**
+ * The description's sentence naming the variables that filter a panel reading the recorded series
+ * of `level`: those of the labels the series keeps.
+ */
+export function filteredBy(level: FilterLevel): string {
+  const titles = LEVEL_VARIABLES[level].map(titleOf);
+  return `${titles.slice(0, -1).join(", ")} and ${titles.at(-1)} apply; the other variables do not, the recorded series being summed over their labels.`;
+}
 
 /** The description's phrase for what the per-thread gauge holds. */
 export const RECENT_WINDOW_TEXT =
@@ -141,8 +150,11 @@ export interface StatSpec {
   readonly description: string;
   /** The unit of the value. */
   readonly unit: string;
-  /** The PromQL of the value. */
-  readonly expr: string;
+  /**
+   * The PromQL of the value, or of a share's numerator and denominator, which Grafana divides:
+   * each figure summed over every series chosen is too long a query to take both at once.
+   */
+  readonly expr: string | { readonly numerator: string; readonly denominator: string };
   /** Thresholds that colour the stat; without them it is a plain number. */
   readonly alarm?: dashboard.ThresholdsConfigBuilder;
 }
@@ -153,9 +165,28 @@ export function statRow(specs: readonly StatSpec[]): stat.PanelBuilder[] {
   const wider = 24 % specs.length;
   return specs.map((spec, index) => {
     const size = { width: index < wider ? width + 1 : width, height: 4 };
-    const panel = place(new stat.PanelBuilder(), spec.title, spec.description, size)
-      .unit(spec.unit)
-      .withTarget(query("A", spec.expr))
+    const panel = place(new stat.PanelBuilder(), spec.title, spec.description, size).unit(
+      spec.unit,
+    );
+    if (typeof spec.expr === "string") panel.withTarget(query("A", spec.expr));
+    else {
+      panel
+        .targets([
+          instantQuery("numerator", spec.expr.numerator),
+          instantQuery("denominator", spec.expr.denominator),
+        ])
+        .withTransformation({ id: "merge", options: {} })
+        .withTransformation({
+          id: "calculateField",
+          options: {
+            mode: "binary",
+            binary: { left: "Value #numerator", operator: "/", right: "Value #denominator" },
+            alias: spec.title,
+            replaceFields: true,
+          },
+        });
+    }
+    panel
       .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(["lastNotNull"]).values(false))
       .graphMode(common.BigValueGraphMode.Area);
     return spec.alarm === undefined

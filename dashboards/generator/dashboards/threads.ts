@@ -9,13 +9,14 @@ import * as heatmap from "@grafana/grafana-foundation-sdk/heatmap";
 import * as prometheus from "@grafana/grafana-foundation-sdk/prometheus";
 import * as table from "@grafana/grafana-foundation-sdk/table";
 import type * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
+import { dashboardRecords } from "../dashboard-rules.js";
 import { labels } from "../names.js";
 import {
   buildDashboard,
   OVERVIEW_DASHBOARD_UID,
   THREADS_DASHBOARD_UID,
 } from "./dashboard-frame.js";
-import { type Filters, perProcess } from "./filters.js";
+import type { Filters } from "./filters.js";
 import {
   THREAD_FIELD,
   THREAD_SERIES_LABEL,
@@ -24,6 +25,7 @@ import {
 } from "./links.js";
 import {
   type AnyPanelBuilder,
+  filteredBy,
   instantQuery,
   largestFirst,
   legend,
@@ -33,21 +35,14 @@ import {
   RECENT_WINDOW_TEXT,
   timeSeries,
 } from "./panels.js";
-import {
-  danglingByReason,
-  modelCallsByOutcome,
-  repairDurationBuckets,
-  repairDurationQuantiles,
-  repairsByKindPerModel,
-  topThreads,
-} from "./queries.js";
+import { repairDurationQuantiles, topThreads } from "./queries.js";
 
 function threadPanels(filters: Filters): AnyPanelBuilder[] {
   return [
     place(
       new table.PanelBuilder(),
       "Top threads now",
-      `The twenty threads with the most dangling calls now: ${RECENT_WINDOW_TEXT}. Select a thread to show it alone here, or its repair_tool_calls spans in Tempo.`,
+      `The twenty threads with the most dangling calls now: ${RECENT_WINDOW_TEXT}. Select a thread to show it alone here, or its repair_tool_calls spans in Tempo. ${filteredBy("thread")}`,
       { width: 12, height: 8 },
     )
       .withTarget(instantQuery("A", topThreads(filters, 20)))
@@ -59,7 +54,7 @@ function threadPanels(filters: Filters): AnyPanelBuilder[] {
       .dataLinks([threadDashboardLink(THREAD_FIELD), threadTracesLink(THREAD_FIELD)]),
     timeSeries(
       "Dangling calls per thread",
-      `Over time, ${RECENT_WINDOW_TEXT}: a thread rises with each new dangling call and falls back 15 minutes later. The twenty highest at each moment; pick a thread in Thread to follow it alone. Select a series for the thread's repair_tool_calls spans in Tempo.`,
+      `Over time, ${RECENT_WINDOW_TEXT}: a thread rises with each new dangling call and falls back 15 minutes later. The twenty highest at each moment; pick a thread in Thread to follow it alone. Select a series for the thread's repair_tool_calls spans in Tempo. ${filteredBy("thread")}`,
       "short",
       [query("A", topThreads(filters, 20), legend([labels.thread, labels.model]))],
     )
@@ -72,18 +67,24 @@ function causePanels(filters: Filters): timeseries.PanelBuilder[] {
   return [
     timeSeries(
       "Dangling calls by reason",
-      "Dangling tool calls per second, per model and reason: interrupted runs, or arguments that could not be parsed.",
-      "ops",
-      [query("A", danglingByReason(filters), legend([labels.model, labels.reason]))],
-    ),
-    timeSeries(
-      "Repairs by kind per model",
-      "Repairs applied to requests, per second, per model and kind.",
+      `Dangling tool calls per second, per model and reason: interrupted runs, or arguments that could not be parsed. ${filteredBy("model")}`,
       "ops",
       [
         query(
           "A",
-          repairsByKindPerModel(filters),
+          filters.recorded(dashboardRecords.danglingByReason, "model"),
+          legend([labels.model, labels.reason]),
+        ),
+      ],
+    ),
+    timeSeries(
+      "Repairs by kind per model",
+      `Repairs applied to requests, per second, per model and kind. ${filteredBy("model")}`,
+      "ops",
+      [
+        query(
+          "A",
+          filters.recorded(dashboardRecords.repairsByKind, "model"),
           legend([labels.model, labels.provider, labels.repairKind]),
         ),
       ],
@@ -95,12 +96,12 @@ function modelCallPanels(filters: Filters): timeseries.PanelBuilder[] {
   return [
     timeSeries(
       "Model calls by outcome",
-      "Model calls per second, per agent, model and outcome: clean, repaired, or failed open (the repair failed and the request went through unrepaired).",
+      `Model calls per second, per agent, model and outcome: clean, repaired, or failed open (the repair failed and the request went through unrepaired). ${filteredBy("agent")}`,
       "ops",
       [
         query(
           "A",
-          modelCallsByOutcome(filters),
+          filters.recorded(dashboardRecords.modelCallsByOutcome, "agent"),
           legend([labels.agent, labels.model, labels.outcome]),
         ),
       ],
@@ -114,22 +115,24 @@ function durationPanels(filters: Filters): AnyPanelBuilder[] {
     place(
       new heatmap.PanelBuilder(),
       "Repair duration",
-      "Inspections of a request per duration bucket. The histogram records only the outcome, so only Job, Instance and the topology variables apply.",
+      `Inspections of a request per duration bucket. The histogram records only the outcome: ${filteredBy("job")}`,
       { width: 12, height: 8 },
     )
       .withTarget(
-        query("A", repairDurationBuckets(filters), "{{le}}").format(
-          prometheus.PromQueryFormat.Heatmap,
-        ),
+        query(
+          "A",
+          `sum by (le) (${filters.recorded(dashboardRecords.durationBuckets, "job")})`,
+          "{{le}}",
+        ).format(prometheus.PromQueryFormat.Heatmap),
       )
       .calculate(false)
       .yAxis(new heatmap.YAxisConfigBuilder().unit("s"))
       .cellValues(new heatmap.CellValuesBuilder().unit("ops")),
     timeSeries(
       "Repair duration by outcome",
-      "p50, p95 and p99 of the time spent inspecting and repairing a request, per outcome.",
+      `p50, p95 and p99 of the time spent inspecting and repairing a request, per outcome. ${filteredBy("job")}`,
       "s",
-      quantileTargets(repairDurationQuantiles(filters, perProcess), [labels.outcome]),
+      quantileTargets(repairDurationQuantiles(filters, true), [labels.outcome]),
     ),
   ];
 }

@@ -45,7 +45,8 @@ const variableTitle: Record<string, string> = {
   thread: "Thread",
 };
 
-function titleOf(variable: string): string {
+/** A variable's title: `Job`, `Instance`, `Cluster`. */
+export function titleOf(variable: string): string {
   return variableTitle[variable] ?? `${variable.charAt(0).toUpperCase()}${variable.slice(1)}`;
 }
 
@@ -109,7 +110,7 @@ export function variables(
     tempoVariable(),
     ...processVariables,
     ...attributes.map((attribute, index) =>
-      labelVariable(attribute, filtersOf(attributes.slice(0, index)).select(valuesFrom[attribute])),
+      labelVariable(attribute, filtersOf(attributes.slice(0, index)).raw(valuesFrom[attribute])),
     ),
   ];
 }

@@ -62,7 +62,6 @@ export interface AlertmanagerRoute {
   readonly group_wait?: string;
   readonly group_interval?: string;
   readonly repeat_interval?: string;
-  readonly continue?: boolean;
   readonly routes?: readonly AlertmanagerRoute[];
 }
 

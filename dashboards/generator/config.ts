@@ -252,3 +252,8 @@ export const bundleConfig = Object.freeze({
 
 /** The type of {@link bundleConfig}. */
 export type BundleConfig = typeof bundleConfig;
+
+/** The configuration's `selector` as a list of matchers: empty when it is blank. */
+export function selectorOf(config: BundleConfig): string[] {
+  return config.selector.trim() === "" ? [] : [config.selector.trim()];
+}

@@ -7,7 +7,7 @@
  * like the attributes named, summed over the processes. Every one keeps `job` and whatever else
  * says where a process runs (`topologyLabels`).
  */
-import { type BundleConfig, bundleConfig } from "./config.js";
+import { type BundleConfig, bundleConfig, selectorOf } from "./config.js";
 import {
   labels,
   overflowSelector,
@@ -66,7 +66,7 @@ export const dashboardRecords = recordsOf(bundleConfig);
 /** The recording rules of the dashboards, in evaluation order, after the alerts' own. */
 export function dashboardRecordingRules(config: BundleConfig): RecordingRule[] {
   const names = recordsOf(config);
-  const selector = config.selector.trim() === "" ? [] : [config.selector.trim()];
+  const selector = selectorOf(config);
   const raw = (key: SeriesKey) => seriesSelector(key, ...selector, `${labels.overflow}!="true"`);
   const rate = (key: SeriesKey, window = names.rateWindow) => `rate(${raw(key)}[${window}])`;
   const without = (away: readonly string[], expr: string) =>

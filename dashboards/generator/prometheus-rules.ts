@@ -13,7 +13,7 @@
  * (`cluster`, `namespace`, an environment) stays and says where.
  */
 import { stringify } from "yaml";
-import { type BundleConfig, type BurnWindows, bundleConfig } from "./config.js";
+import { type BundleConfig, type BurnWindows, bundleConfig, selectorOf } from "./config.js";
 import { dashboardRecordingRules, dashboardRecords } from "./dashboard-rules.js";
 import {
   labels,
@@ -135,15 +135,10 @@ export const REPORTING_RECORD = "instance:tool_call_resilience_reporting:present
 const INSTRUMENT_LABEL = "instrument";
 
 /**
- * Everything generated from one configuration: the tests generate it from a scaled copy of
- * {@link bundleConfig} to run the alerts' dynamics in minutes.
+ * Everything generated from one configuration (the windows recorded per level, shortest first):
+ * the tests generate it from a scaled copy of {@link bundleConfig} to run the alerts in minutes.
  */
-export interface RuleSet {
-  readonly recordingRules: readonly RecordingRule[];
-  readonly alertRules: readonly AlertRule[];
-  /** The windows recorded per level, shortest first. */
-  readonly windows: Readonly<Record<Level, readonly string[]>>;
-}
+export type RuleSet = ReturnType<typeof buildRules>;
 
 /**
  * The labels each level of the rules sums away: those of one process (not at the instance level),
@@ -167,11 +162,6 @@ export function summedAwayOf(
  */
 export function seriesMatchersOf(config: BundleConfig = bundleConfig): readonly string[] {
   return [...selectorOf(config), `${labels.overflow}!="true"`];
-}
-
-function selectorOf(config: BundleConfig): string[] {
-  const selector = config.selector.trim();
-  return selector === "" ? [] : [selector];
 }
 
 /** Checks what PromQL cannot: every value must be usable before a rule is written from it. */
@@ -245,10 +235,6 @@ function windowsOf(pairs: readonly Omit<BurnWindows, "factor">[], ...extra: stri
   return [...new Set(all)].sort((a, b) => seconds(a) - seconds(b));
 }
 
-function shareText(value: number): string {
-  return `${Number((value * 100).toPrecision(6))}%`;
-}
-
 function template(label: string): string {
   return `{{ $labels.${label} }}`;
 }
@@ -258,7 +244,7 @@ function template(label: string): string {
  *
  * @throws {BundleConfigError} when a value of the configuration cannot make a working rule.
  */
-export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
+export function buildRules(config: BundleConfig = bundleConfig) {
   validate(config);
   const { burnRate, spike, instanceOutlier: outlier } = config;
   const selector = selectorOf(config);
@@ -389,6 +375,7 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
     `${spikeRecordName(level, spike.long)} > ${at.factor} and ${pairRecordName(level, spikePair)} > ${at.floor}`;
   const spikeText = (at: { factor: number; floor: number }, objectiveText: string, verb: string) =>
     `is {{ $value | humanize }} times its baseline, the lowest share of a whole ${spike.baselineWindow} in the ${spike.baselineWindow} before the last ${spike.baselineEndsBefore} (${verb} from ${at.factor} times, while the last ${spike.long} and ${spike.short} both dangle at least ${at.floor} times ${objectiveText}, with at least ${burnRate.minimumDanglingCalls} dangling calls)`;
+  const objectiveText = `${Number((config.objective.default * 100).toPrecision(6))}%`;
   const model = `model ${template(labels.model)} (provider ${template(labels.provider)}, ${where})`;
 
   interface AlertDefinition {
@@ -445,7 +432,7 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
       keepFiringFor: burnRate.keepFiringFor,
       expr: over("tool", burnRate.page),
       summary: "Calls of one tool dangle far more often than the objective allows.",
-      description: `Calls of tool ${template(labels.tool)} (${where}) dangle {{ $value | humanize }} times as often as the default objective of ${shareText(config.objective.default)} allows, across every model that calls it (${pairsText(burnRate.page)}).`,
+      description: `Calls of tool ${template(labels.tool)} (${where}) dangle {{ $value | humanize }} times as often as the default objective of ${objectiveText} allows, across every model that calls it (${pairsText(burnRate.page)}).`,
     },
     {
       alert: "ToolCallResilienceToolDanglingSpike",
@@ -454,7 +441,7 @@ export function buildRules(config: BundleConfig = bundleConfig): RuleSet {
       keepFiringFor: spike.keepFiringFor,
       expr: spiking("tool", spike.page),
       summary: "Calls of one tool suddenly dangle far more often than they did the day before.",
-      description: `The share of the calls of tool ${template(labels.tool)} (${where}) that dangled over the last ${spike.long}, across every model that calls it, ${spikeText(spike.page, `the default objective of ${shareText(config.objective.default)}`, "warns")}.`,
+      description: `The share of the calls of tool ${template(labels.tool)} (${where}) that dangled over the last ${spike.long}, across every model that calls it, ${spikeText(spike.page, `the default objective of ${objectiveText}`, "warns")}.`,
     },
     {
       alert: "ToolCallResilienceInstanceDanglingOutlier",

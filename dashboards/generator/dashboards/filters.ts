@@ -3,7 +3,7 @@
  * process label, one per attribute of the library), and the variables each kind of recorded
  * series can be filtered by, which are the labels it keeps.
  */
-import { bundleConfig } from "../config.js";
+import { bundleConfig, selectorOf } from "../config.js";
 import { labels, type SeriesKey, seriesSelector } from "../names.js";
 
 /**
@@ -59,10 +59,6 @@ export function equals(label: string, value: string): string {
   return `${label}="${value}"`;
 }
 
-/** The configuration's selector as a list of matchers: empty when it is blank. */
-export const configSelector: readonly string[] =
-  bundleConfig.selector.trim() === "" ? [] : [bundleConfig.selector.trim()];
-
 /** The attributes each raw series records, which the variables' queries filter it by. */
 const attributesOf: Partial<Record<SeriesKey, readonly Attribute[]>> = {
   modelCalls: ["provider", "model", "agent"],
@@ -90,7 +86,7 @@ export function filtersOf(attributes: readonly Attribute[]): Filters {
     raw: (key) =>
       seriesSelector(
         key,
-        ...configSelector,
+        ...selectorOf(bundleConfig),
         ...[...PROCESS_VARIABLES, ...(attributesOf[key] ?? [])].filter(has).map(matcher),
       ),
   };

@@ -6,11 +6,11 @@
 import type * as cog from "@grafana/grafana-foundation-sdk/cog";
 import type * as common from "@grafana/grafana-foundation-sdk/common";
 import * as dashboard from "@grafana/grafana-foundation-sdk/dashboard";
+import { bundleConfig, selectorOf } from "../config.js";
 import { type SeriesKey, seriesSelector } from "../names.js";
 import {
   ATTRIBUTE_LABEL,
   type Attribute,
-  configSelector,
   filtersOf,
   matchesVariable,
   PROCESS_VARIABLES,
@@ -103,7 +103,10 @@ export function variables(
 ): cog.Builder<dashboard.VariableModel>[] {
   const processVariables = PROCESS_VARIABLES.map((variable, index) => {
     const before = PROCESS_VARIABLES.slice(0, index).map((v) => matchesVariable(v, v));
-    return labelVariable(variable, seriesSelector("modelCalls", ...configSelector, ...before));
+    return labelVariable(
+      variable,
+      seriesSelector("modelCalls", ...selectorOf(bundleConfig), ...before),
+    );
   });
   return [
     datasourceVariable(),

@@ -142,6 +142,8 @@ class Entry {
     readonly readings: readonly Reading[],
     readonly part: MessagePart,
     readonly ids: EngineCallIds,
+    /** The input index of each of its items (empty for an entry that is not the input's). */
+    readonly at: readonly number[] = [],
     /** For a turn written with new call ids: the entry it was, and those ids (the engine's). */
     readonly from?: Entry,
     readonly given: readonly string[] = [],
@@ -216,7 +218,7 @@ function write(items: readonly RepairedItem<unknown>[]): WrittenMessage<unknown>
     const same = written.every((copy, at) => copy === entry.items[at]);
     if (same) return { message: item.message, items: [index] };
     const [from, given] = item.kind === "renamed_calls" ? [entry, item.ids] : [];
-    const copy = new Entry(written, entry.readings, entry.part, entry.ids, from, given);
+    const copy = new Entry(written, entry.readings, entry.part, entry.ids, entry.at, from, given);
     return { message: item.message instanceof Entry ? copy : written[0], items: [index] };
   });
 }
@@ -225,8 +227,16 @@ function write(items: readonly RepairedItem<unknown>[]): WrittenMessage<unknown>
  * The engine's messages for an input: an entry per item, but one for a turn (see `turnRanges`).
  * An output answers a call of its own type, whatever its own `execution` says; one whose call the
  * input may not hold reads as another item; a `call_id` that two call types share is told apart.
+ *
+ * An output that answers no call of the input and stands between two calls is read after their
+ * turn when `dropsOrphans` says the repair drops it (given the number of entries then): the two
+ * calls are one turn once it is gone, and are repaired as that turn.
  */
-function entriesOf(input: readonly unknown[], continues: boolean): Entry[] {
+function entriesOf(
+  input: readonly unknown[],
+  continues: boolean,
+  dropsOrphans: (entries: number) => boolean,
+): Entry[] {
   const read = Array.from(input, readItem);
   const calls = new ClientCalls();
   for (const r of read) if (r.role === "call") calls.add(r.type, r.call.id);
@@ -256,17 +266,45 @@ function entriesOf(input: readonly unknown[], continues: boolean): Entry[] {
     // An output without a `call_id` answers nothing: it is told apart from every call.
     return r.role === "output" ? { ...r, callId: ids.engineId(r.type, r.callId, true) } : r;
   });
-  const places = engineReadings.map((r) =>
-    r.role === "call" ? "call" : r.role === "model" ? "between" : "other",
-  );
-  return turnRanges(places).map(([start, end]) => {
-    const turn = engineReadings.slice(start, end);
+  const called = new Set(engineReadings.flatMap((r) => (r.role === "call" ? [r.call.id] : [])));
+  const isOrphan = (r: Reading) => r.role === "output" && r.answersClient && !called.has(r.callId);
+  const entryAt = (at: readonly number[]) => {
+    const turn = at.map((index) => engineReadings[index] as Reading);
     const first = turn[0] as Reading;
     const turnCalls = turn.flatMap((r) => (r.role === "call" ? [r.call] : []));
     const part =
       first.role === "call" ? { role: "assistant" as const, calls: turnCalls } : partOf(first);
-    return new Entry(input.slice(start, end), turn, part, ids);
-  });
+    return new Entry(
+      at.map((index) => input[index]),
+      turn,
+      part,
+      ids,
+      at,
+    );
+  };
+  const entries = (orphansInTurns: boolean) => {
+    const places = engineReadings.map((r) =>
+      r.role === "call"
+        ? "call"
+        : r.role === "model" || (orphansInTurns && isOrphan(r))
+          ? "between"
+          : "other",
+    );
+    return turnRanges(places).flatMap(([start, end]) => {
+      const at = Array.from({ length: end - start }, (_, offset) => start + offset);
+      const inTurn = orphansInTurns && end - start > 1;
+      const orphans = inTurn
+        ? at.filter((index) => isOrphan(engineReadings[index] as Reading))
+        : [];
+      if (orphans.length === 0) return [entryAt(at)];
+      const turn = at.filter((index) => !orphans.includes(index));
+      return [entryAt(turn), ...orphans.map((index) => entryAt([index]))];
+    });
+  };
+  const plain = entries(false);
+  if (!engineReadings.some(isOrphan)) return plain;
+  const joined = entries(true);
+  return joined.length < plain.length && dropsOrphans(joined.length) ? joined : plain;
 }
 
 /**
@@ -313,9 +351,12 @@ export function repairResponsesInput<M>(
   const repairer = repairerOf(FORMAT_NAME, options);
   const settings: ResponsesRepairContext = { ...context, tools: withToolNames(context?.tools) };
   const unchanged: Result = { messages: items as M[], repairs: [] };
+  const { orphans, window } = repairer.policy;
+  const dropsOrphans = (count: number) =>
+    orphans === "drop" && (window === undefined || window >= count);
   let entries: Entry[];
   try {
-    entries = entriesOf(items, settings.continuesStoredResponse === true);
+    entries = entriesOf(items, settings.continuesStoredResponse === true, dropsOrphans);
   } catch (error) {
     const readable = Array.isArray(items) ? items : [];
     recordFailedOpen(repairer, formatRequestOf(openAIResponsesFormat, readable, settings), error);
@@ -333,7 +374,6 @@ export function repairResponsesInput<M>(
 
 /** The repaired entries as items, and the repairs with item indices and the calls' own ids. */
 function itemsOf(entries: readonly Entry[], { messages, repairs }: FormatRepairResult<unknown>) {
-  const starts = startsOf(entries);
   const outStarts = startsOf(messages);
   const given = new Map<Entry, readonly string[]>();
   for (const m of messages) if (m instanceof Entry && m.from) given.set(m.from, m.given);
@@ -345,8 +385,8 @@ function itemsOf(entries: readonly Entry[], { messages, repairs }: FormatRepairR
       const entry = callIndex === undefined ? undefined : entries[callIndex];
       const offset = entry === undefined ? 0 : callOffset(entry, toolCallId, given.get(entry));
       repair.toolCallId = ids.nativeId(toolCallId);
-      if (callIndex !== undefined) repair.callIndex = (starts[callIndex] as number) + offset;
-      if (resultIndex !== undefined) repair.resultIndex = starts[resultIndex];
+      if (entry !== undefined) repair.callIndex = entry.at[offset];
+      if (resultIndex !== undefined) repair.resultIndex = entries[resultIndex]?.at[0];
       const output = outputIndex === undefined ? undefined : messages[outputIndex];
       const inTurn = output instanceof Entry && output.items.length > 1 ? offset : 0;
       if (outputIndex !== undefined)

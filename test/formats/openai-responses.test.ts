@@ -461,6 +461,39 @@ describe("repairResponsesInput: call ids", () => {
     expect(messages[3]).toEqual({ ...input[3], call_id: second });
   });
 
+  it("repairs two calls that an orphan output it drops stood between as the one turn they become", () => {
+    const input = deepFreeze([
+      functionCall("d"),
+      functionOutput("gone"),
+      { ...functionCall("d"), id: "fc_d2" },
+      user("go on"),
+      functionOutput("d", "found"),
+    ]);
+    const keepLate = { ...quiet, misplaced: "keep" } as const;
+    const { messages, repairs } = repairResponsesInput(input, keepLate);
+    const second = (messages[1] as { call_id: string }).call_id;
+    expect(second).toMatch(/^tcr_/);
+    // The real output still answers the first call, and is never lost on the next repair.
+    expect(messages).toEqual([
+      input[0],
+      { ...input[2], call_id: second },
+      { type: "function_call_output", call_id: second, output: INTERRUPTED },
+      input[3],
+      input[4],
+    ]);
+    expect(repairResponsesInput(messages, keepLate).messages).toBe(messages);
+    // Indices are the input's and the output's, as if the turn had been read in place.
+    expect(repairs).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: "orphan_dropped", toolCallId: "gone", resultIndex: 1 }),
+        expect.objectContaining({ kind: "id_assigned", callIndex: 2, outputIndex: 1 }),
+      ]),
+    );
+    // Where the orphan is kept, it still parts the two turns.
+    const kept = repairResponsesInput(input, { ...keepLate, orphans: "keep" }).messages;
+    expect(kept.slice(0, 3)).toEqual(input.slice(0, 3));
+  });
+
   it("answers a call_id reused in a later turn in that turn", () => {
     const clean = deepFreeze([
       functionCall("a"),

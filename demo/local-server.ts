@@ -84,8 +84,18 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
+/**
+ * A TCP port on 127.0.0.1 that was free a moment ago, and none of `besides` (ports another server
+ * of the caller's is about to listen on).
+ */
+export async function freePort(besides: readonly number[] = []): Promise<number> {
+  for (;;) {
+    const port = await anyFreePort();
+    if (!besides.includes(port)) return port;
+  }
+}
+
+function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -71,6 +71,8 @@ export interface PostgresServerOptions {
   readonly readyTimeoutMs?: number;
   /** Where to look for the binaries. Default: the `PATH`, then Debian's folders. */
   readonly search?: PostgresSearch;
+  /** Ports the server must not take: those the caller's own servers will listen on. */
+  readonly besidesPorts?: readonly number[];
 }
 
 /** Whether the folder has these programs, executable. */
@@ -248,7 +250,7 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
   const user = serverUser();
   const password = randomBytes(24).toString("hex");
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
+    const port = await freePort(options.besidesPorts);
     const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
     const hidden = (text: string) => redactMessage(text, url);
     try {

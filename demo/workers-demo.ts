@@ -69,9 +69,14 @@ export async function runWorkersDemo(demo: WorkersDemo): Promise<number> {
   const { settings, display, cancel, noMoreRuns } = demo;
   let postgres: PostgresServer | undefined;
   let postgresUrl = settings.postgres;
+  // A killed worker's replacement serves on the next port: Prometheus scrapes it from the start.
+  const workerPorts = Array.from(
+    { length: settings.workers + (settings.killAt === undefined ? 0 : 1) },
+    (_, index) => settings.port + index,
+  );
   if (postgresUrl === undefined) {
     try {
-      postgres = await startPostgres({ signal: cancel });
+      postgres = await startPostgres({ signal: cancel, besidesPorts: workerPorts });
     } catch (error) {
       display.stop();
       if (error instanceof PostgresNotFoundError) {
@@ -121,11 +126,9 @@ export async function runWorkersDemo(demo: WorkersDemo): Promise<number> {
     console.log(
       `Middleware: persist ${settings.persist ? "on" : "off"}; threads of this run: ${fleet.runId}:thread-*`,
     );
-    // A killed worker's replacement serves on the next port: Prometheus scrapes it from the start.
-    const ports = settings.workers + (settings.killAt === undefined ? 0 : 1);
     prometheus = await startDemoPrometheus(
       settings,
-      Array.from({ length: ports }, (_, index) => `127.0.0.1:${settings.port + index}`),
+      workerPorts.map((port) => `127.0.0.1:${port}`),
       cancel,
     );
 

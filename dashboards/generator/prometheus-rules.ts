@@ -360,13 +360,10 @@ export function buildRules(config: BundleConfig = bundleConfig) {
     `group by (${[labels.job, labels.instance, ...config.topologyLabels].join(", ")}) (${reportingSeries.up}{${watched}} == 1 or ${reportingSeries.targetInfo}{${watched}})`,
   );
 
-  const where = [labels.job, ...config.topologyLabels]
-    .map((label, index) =>
-      index === 0
-        ? `job ${template(label)}`
-        : `{{ with $labels.${label} }}, ${label} {{ . }}{{ end }}`,
-    )
+  const topology = config.topologyLabels
+    .map((label) => `{{ with $labels.${label} }}, ${label} {{ . }}{{ end }}`)
     .join("");
+  const where = `job ${template(labels.job)}${topology}`;
   const pairsText = (pairs: readonly BurnWindows[]) =>
     pairs.map((pair) => `${pair.factor}x over ${pair.long} and ${pair.short}`).join(", or ");
   const over = (level: "model" | "tool", pairs: readonly BurnWindows[]) =>
@@ -378,16 +375,12 @@ export function buildRules(config: BundleConfig = bundleConfig) {
   const objectiveText = `${Number((config.objective.default * 100).toPrecision(6))}%`;
   const model = `model ${template(labels.model)} (provider ${template(labels.provider)}, ${where})`;
 
-  interface AlertDefinition {
-    readonly alert: string;
-    readonly severity: Severity;
-    readonly for: string;
-    readonly keepFiringFor?: string;
-    readonly expr: string;
-    readonly extraLabels?: Readonly<Record<string, string>>;
-    readonly summary: string;
-    readonly description: string;
-  }
+  /** An alert from its definition: `severity` and any `extraLabels` become its labels. */
+  type AlertDefinition = Omit<AlertRule, "labels" | "annotations"> &
+    Pick<AlertRule["annotations"], "summary" | "description"> & {
+      readonly severity: Severity;
+      readonly extraLabels?: Readonly<Record<string, string>>;
+    };
   const alertDefinitions: AlertDefinition[] = [
     {
       alert: "ToolCallResilienceDanglingBudgetBurn",
@@ -485,22 +478,21 @@ export function buildRules(config: BundleConfig = bundleConfig) {
       extraLabels: { [labels.job]: config.job },
       summary:
         "Prometheus receives no tool-call-resilience telemetry from a target or the whole job.",
-      description: `For ${config.telemetryMissing.for}, {{ if $labels.${labels.instance} }}every scrape of target ${template(labels.instance)} of job ${config.job}${config.topologyLabels.map((label) => `{{ with $labels.${label} }}, ${label} {{ . }}{{ end }}`).join("")} has failed{{ else if $labels.${labels.job} }}{{ $value }} process(es) of job ${config.job} have reported without counting a single model call{{ else }}nothing of job ${config.job} has arrived: no target of the job has been scraped successfully, and none of its processes has pushed any{{ end }}.`,
+      description: `For ${config.telemetryMissing.for}, {{ if $labels.${labels.instance} }}every scrape of target ${template(labels.instance)} of job ${config.job}${topology} has failed{{ else if $labels.${labels.job} }}{{ $value }} process(es) of job ${config.job} have reported without counting a single model call{{ else }}nothing of job ${config.job} has arrived: no target of the job has been scraped successfully, and none of its processes has pushed any{{ end }}.`,
     },
   ];
 
-  const alertRules: AlertRule[] = alertDefinitions.map((definition) => ({
-    alert: definition.alert,
-    expr: definition.expr,
-    for: definition.for,
-    ...(definition.keepFiringFor === undefined ? {} : { keepFiringFor: definition.keepFiringFor }),
-    labels: { severity: definition.severity, ...definition.extraLabels },
-    annotations: {
-      summary: definition.summary,
-      description: definition.description,
-      runbook_url: `${config.runbookBaseUrl}#${definition.alert.toLowerCase()}`,
-    },
-  }));
+  const alertRules = alertDefinitions.map(
+    ({ severity, extraLabels, summary, description, ...rule }): AlertRule => ({
+      ...rule,
+      labels: { severity, ...extraLabels },
+      annotations: {
+        summary,
+        description,
+        runbook_url: `${config.runbookBaseUrl}#${rule.alert.toLowerCase()}`,
+      },
+    }),
+  );
   return { recordingRules: [...rules, ...dashboardRecordingRules(config)], alertRules, windows };
 }
 

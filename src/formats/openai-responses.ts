@@ -315,8 +315,10 @@ function entriesOf(
  * another call of their turn has, given one, as the options say. Same engine, policy, logging
  * and telemetry as the `createAgent` middleware. `window` counts the input's entries as the
  * engine reads them: one per item, but one per turn, a turn being consecutive calls with the
- * reasoning, messages and other items of the model's own that stand between them. Items that
- * needed nothing come back as the same objects; the input array itself when nothing needed repair.
+ * reasoning, messages and other items of the model's own that stand between them. Where the
+ * whole input is in the window and orphans are dropped, an orphan output between two calls does
+ * not part them: they are repaired as the one turn they are once it is gone. Items that needed
+ * nothing come back as the same objects; the input array itself when nothing needed repair.
  *
  * Only the calls the application runs are answered (the module's list); built-in tools, MCP,
  * reasoning, messages and item references pass through. An output answers a call of its own

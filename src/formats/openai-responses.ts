@@ -11,6 +11,9 @@
  * Parallel calls are consecutive call items (reasoning and other items of the model's own may
  * stand between them): the engine reads them as one turn, answered by the outputs right after it.
  * What these items share with the Agents SDK's is `openai-tool-items.ts`'s.
+ *
+ * Why one file: reading the items into the engine's turns, writing its repair back as items and
+ * giving the repairs the items' indices are one format, all three about the same `Entry`.
  */
 import { logFailedOpen } from "../attach/logging.js";
 import type { ToolCallRepairOptions } from "../attach/options.js";

@@ -269,8 +269,12 @@ function entriesOf(
     // An output without a `call_id` answers nothing: it is told apart from every call.
     return r.role === "output" ? { ...r, callId: ids.engineId(r.type, r.callId, true) } : r;
   });
-  const called = new Set(engineReadings.flatMap((r) => (r.role === "call" ? [r.call.id] : [])));
-  const isOrphan = (r: Reading) => r.role === "output" && r.answersClient && !called.has(r.callId);
+  // Outputs whose call the input does not hold: the orphans the repair may drop.
+  const orphans = new Set(
+    readings.flatMap((r, index) =>
+      r.role === "output" && r.answersClient && !calls.has(r.type, r.callId) ? [index] : [],
+    ),
+  );
   const entryAt = (at: readonly number[]) => {
     const turn = at.map((index) => engineReadings[index] as Reading);
     const first = turn[0] as Reading;
@@ -286,26 +290,21 @@ function entriesOf(
     );
   };
   const entries = (orphansInTurns: boolean) => {
-    const places = engineReadings.map((r) =>
-      r.role === "call"
-        ? "call"
-        : r.role === "model" || (orphansInTurns && isOrphan(r))
-          ? "between"
-          : "other",
-    );
+    const places = engineReadings.map((r, index) => {
+      if (r.role === "call") return "call";
+      return r.role === "model" || (orphansInTurns && orphans.has(index)) ? "between" : "other";
+    });
     return turnRanges(places).flatMap(([start, end]) => {
       const at = Array.from({ length: end - start }, (_, offset) => start + offset);
-      const inTurn = orphansInTurns && end - start > 1;
-      const orphans = inTurn
-        ? at.filter((index) => isOrphan(engineReadings[index] as Reading))
-        : [];
-      if (orphans.length === 0) return [entryAt(at)];
-      const turn = at.filter((index) => !orphans.includes(index));
-      return [entryAt(turn), ...orphans.map((index) => entryAt([index]))];
+      // Only a turn read with `orphansInTurns` holds orphans: they are read after it.
+      const inTurn = end - start > 1 ? at.filter((index) => orphans.has(index)) : [];
+      if (inTurn.length === 0) return [entryAt(at)];
+      const turn = at.filter((index) => !orphans.has(index));
+      return [entryAt(turn), ...inTurn.map((index) => entryAt([index]))];
     });
   };
   const plain = entries(false);
-  if (!engineReadings.some(isOrphan)) return plain;
+  if (orphans.size === 0) return plain;
   const joined = entries(true);
   return joined.length < plain.length && dropsOrphans(joined.length) ? joined : plain;
 }

@@ -1282,8 +1282,10 @@ describe.skipIf(!incidentBinaries)(
         expect(at ?? 0, model).toBeLessThan(spikeEnd + RESOLVE_WITHIN_S * 1000);
         // It kept firing for keep_firing_for after its condition last held before it resolved
         // (less a second: the condition is read at whole seconds, not at the rule's own
-        // evaluations). The condition may hold again for less than the alert's `for` later on.
-        const lastHeld = conditionLastHeld(model, at);
+        // evaluations). The condition may hold again for less than the alert's `for` later on,
+        // and such a new hold may start in the last seconds before the resolution as read here
+        // but after the alert's own last evaluation: holds of those two seconds are not counted.
+        const lastHeld = conditionLastHeld(model, (at ?? 0) - 2_000);
         expect(lastHeld, model).toBeDefined();
         expect((at ?? 0) - (lastHeld ?? Number.POSITIVE_INFINITY), model).toBeGreaterThanOrEqual(
           keepFiringForMs - 1_000,

@@ -10,6 +10,7 @@ import { redactConnectionString } from "./connection-string.js";
 import { EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_PROBLEMS } from "./exit-codes.js";
 import { STANDARD_INPUT } from "./input.js";
 import { CHECKPOINTER_PACKAGE } from "./postgres.js";
+import { terminalSafe } from "./terminal-text.js";
 
 /** The command's name, as the usage and every error line give it. */
 export const COMMAND = "tool-call-resilience";
@@ -225,9 +226,10 @@ function redactConnectionStrings(message: string): string {
 
 /**
  * What standard error is told of arguments the audit cannot run with: the problem, with every
- * connection string in it redacted, and where the usage is.
+ * connection string in it redacted and what it echoes of the arguments escaped for a terminal,
+ * and where the usage is.
  */
 export function usageErrorText(error: unknown): string {
-  const message = redactConnectionStrings((error as Error).message);
+  const message = terminalSafe(redactConnectionStrings((error as Error).message));
   return `${COMMAND}: ${message}\n${USAGE_HINT}\n`;
 }

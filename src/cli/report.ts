@@ -1,7 +1,8 @@
 /**
  * The report of an audit, in text or JSON, written as the threads are read: each thread with
  * problems, the errors (on standard error as they come; in the JSON document at its end), and
- * the summary with the exit code it leads to.
+ * the summary with the exit code it leads to. What it quotes of the input, a checkpointer or the
+ * command line (names, thread ids, error messages) is escaped for a terminal, in JSON as well.
  */
 import { type AuditArguments, COMMAND } from "./arguments.js";
 import {
@@ -14,6 +15,7 @@ import {
 } from "./audit-thread.js";
 import { exitCodeOf } from "./exit-codes.js";
 import type { Progress } from "./progress.js";
+import { terminalSafe, terminalSafeJson } from "./terminal-text.js";
 
 /** A stream the report writes to: standard output or standard error, or a stand-in for tests. */
 interface OutputStream {
@@ -37,6 +39,11 @@ interface ThreadEntry {
   readonly problems: Partial<ProblemCounts>;
   /** With `--fix`: the problems the repaired thread still has. */
   readonly remaining?: Partial<ProblemCounts>;
+  /**
+   * With `--fix`: why the thread was written as it was, though it needed a repair (a message the
+   * repair would rewrite holds a value JSON cannot carry exactly, say).
+   */
+  readonly unrepaired?: string;
   readonly repairs: readonly unknown[];
 }
 
@@ -81,8 +88,9 @@ function describeProblems(counts: Partial<ProblemCounts>): string {
 }
 
 function threadLabel(source: string, entry: ThreadEntry): string {
-  const id = entry.id === undefined ? "" : ` "${entry.id}"`;
-  const where = entry.line === null ? source : `${source}:${entry.line}`;
+  const id = entry.id === undefined ? "" : ` "${terminalSafe(entry.id)}"`;
+  const name = terminalSafe(source);
+  const where = entry.line === null ? name : `${name}:${entry.line}`;
   return `${where}: thread ${entry.index}${id} (${entry.format})`;
 }
 
@@ -124,14 +132,14 @@ export class Report {
   start(): void {
     this.#started = true;
     if (this.options.format === "json")
-      this.io.stdout.write(`{\n  "source": ${JSON.stringify(this.source)},\n  "threads": [`);
+      this.io.stdout.write(`{\n  "source": ${terminalSafeJson(this.source)},\n  "threads": [`);
   }
 
   /** Reports a thread with problems. */
   thread(entry: ThreadEntry): void {
     if (this.options.format === "json") {
       this.io.stdout.write(
-        `${this.#threadsListed++ === 0 ? "\n" : ",\n"}    ${JSON.stringify(entry)}`,
+        `${this.#threadsListed++ === 0 ? "\n" : ",\n"}    ${terminalSafeJson(entry)}`,
       );
       return;
     }
@@ -139,8 +147,10 @@ export class Report {
       entry.remaining === undefined || total(entry.remaining) === 0
         ? ""
         : `; left after fixing: ${describeProblems(entry.remaining)}`;
+    const unrepaired =
+      entry.unrepaired === undefined ? "" : ` (written as it was: ${entry.unrepaired})`;
     this.progress.log(
-      `${threadLabel(this.source, entry)}: ${describeProblems(entry.problems)}${left}\n`,
+      `${threadLabel(this.source, entry)}: ${describeProblems(entry.problems)}${left}${terminalSafe(unrepaired)}\n`,
       this.io.stdout,
     );
   }
@@ -149,8 +159,9 @@ export class Report {
   error(error: AuditError): void {
     this.summary.errors++;
     if (this.#errors.length < MAX_LISTED_ERRORS) this.#errors.push(error);
-    const where = error.line === null ? `${error.file}: ` : `${error.file}:${error.line}: `;
-    this.progress.log(`${COMMAND}: ${where}${error.message}\n`, this.io.stderr);
+    const file = terminalSafe(error.file);
+    const where = error.line === null ? `${file}: ` : `${file}:${error.line}: `;
+    this.progress.log(`${COMMAND}: ${where}${terminalSafe(error.message)}\n`, this.io.stderr);
   }
 
   /** Closes the report. In text, a summary line, unless nothing could be read at all. */
@@ -158,9 +169,9 @@ export class Report {
     this.progress.stop();
     if (this.options.format === "json") {
       if (!this.#started) this.start();
-      const errors = this.#errors.map((error) => `\n    ${JSON.stringify(error)}`).join(",");
+      const errors = this.#errors.map((error) => `\n    ${terminalSafeJson(error)}`).join(",");
       this.io.stdout.write(
-        `${this.#threadsListed === 0 ? "" : "\n  "}],\n  "errors": [${errors}${errors === "" ? "" : "\n  "}],\n  "summary": ${JSON.stringify(this.summary)}\n}\n`,
+        `${this.#threadsListed === 0 ? "" : "\n  "}],\n  "errors": [${errors}${errors === "" ? "" : "\n  "}],\n  "summary": ${terminalSafeJson(this.summary)}\n}\n`,
       );
     } else if (this.#started) this.io.stdout.write(`${summaryLine(this.summary)}\n`);
   }
@@ -190,9 +201,7 @@ function summaryLine(summary: Summary): string {
   const out =
     summary.out === undefined
       ? ""
-      : summary.written === true
-        ? ` Threads written to ${summary.out}.`
-        : ` Threads not written to ${summary.out}.`;
+      : ` Threads ${summary.written === true ? "written" : "not written"} to ${terminalSafe(summary.out)}.`;
   return `${read}: ${found}${errors}${out}`;
 }
 

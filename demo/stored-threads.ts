@@ -76,7 +76,7 @@ export async function checkStoredThreads(
       if (repair.kind === "turn_inserted" && !persist) continue;
       problems.push(`${id}: ${repair.kind} for call ${repair.toolCallId}`);
     }
-    const left = await problemsLeft(audit, {});
+    const left = await problemsLeft(audit, JSON.parse(JSON.stringify(audit.messages)), {});
     const remaining = Object.entries(left).filter(([, count]) => count > 0);
     if (remaining.length > 0) {
       problems.push(`${id}: after repair still ${JSON.stringify(Object.fromEntries(remaining))}`);

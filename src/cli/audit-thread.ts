@@ -155,16 +155,14 @@ export async function auditThread(
 }
 
 /**
- * What a repaired thread still has wrong, as it is written out: its repaired messages read back
- * from their JSON and audited again, in the format they were repaired in. All zero for a thread
- * that needed nothing.
+ * What a repaired thread still has wrong, as it is written out: `written`, its messages read back
+ * from the bytes written, audited again in the format they were repaired in.
  */
 export async function problemsLeft(
   audit: ThreadAudit,
+  written: readonly unknown[],
   options: RepairOptions,
 ): Promise<ProblemCounts> {
-  if (audit.repairs.length === 0) return problemsOf([]);
-  const written = JSON.parse(JSON.stringify(audit.messages)) as unknown[];
   return (await auditThread(written, options, audit.format)).problems;
 }
 

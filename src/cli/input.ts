@@ -1,9 +1,8 @@
 /**
  * Reading the input of a file audit: a file or standard input, opened with its size for the
- * progress bar, decoded as UTF-8 text a chunk at a time, with the layout a file's name promises.
+ * progress bar, read as bytes a chunk at a time, with the layout a file's name promises.
  */
 import { open, stat } from "node:fs/promises";
-import { StringDecoder } from "node:string_decoder";
 import type { JsonLayout } from "./json-stream.js";
 
 /** The input name that means standard input. */
@@ -19,12 +18,11 @@ class InputReadError extends Error {
   override readonly name = "InputReadError";
 }
 
-/** Reads a file or standard input as text, counting bytes for the progress bar. */
-export async function* decoded(
+/** Reads a file or standard input as bytes, counting them for the progress bar. */
+export async function* bytesOf(
   source: NodeJS.ReadableStream,
   onBytes: (bytes: number) => void,
-): AsyncGenerator<string> {
-  const decoder = new StringDecoder("utf8");
+): AsyncGenerator<Buffer> {
   let bytes = 0;
   const chunks = source[Symbol.asyncIterator]();
   try {
@@ -40,9 +38,8 @@ export async function* decoded(
       const buffer = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
       bytes += buffer.length;
       onBytes(bytes);
-      yield decoder.write(buffer);
+      yield buffer;
     }
-    yield decoder.end();
   } finally {
     // Reading stopped early (a broken JSON document): the file is closed now, not at exit.
     await chunks.return?.();

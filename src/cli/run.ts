@@ -4,25 +4,26 @@
  * (files only). This module runs it: the arguments decide which audit, and each thread read goes
  * through the same audit and report. The exit codes are in `exit-codes.ts`.
  */
+import type { RepairOptions } from "../core/policy.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { type AuditArguments, parseAuditArguments, USAGE, usageErrorText } from "./arguments.js";
 import {
   auditThread,
   PROBLEMS,
   type ProblemCounts,
-  problemsLeft,
   type ThreadAudit,
   type ThreadFormat,
 } from "./audit-thread.js";
 import { redactConnectionString, redactMessage } from "./connection-string.js";
 import { EXIT_BAD_INPUT, EXIT_CLEAN } from "./exit-codes.js";
 import { FixedOutput } from "./fixed-output.js";
-import { decoded, layoutOfName, openInput, STANDARD_INPUT } from "./input.js";
+import { bytesOf, layoutOfName, openInput, STANDARD_INPUT } from "./input.js";
 import { jsonEvents } from "./json-stream.js";
 import { type Checkpointer, CheckpointerError, openCheckpointer } from "./postgres.js";
 import { createProgress } from "./progress.js";
 import { type AuditError, nonZero, Report, type ReportStreams } from "./report.js";
-import { readThreads } from "./threads.js";
+import { type FixedThread, fixThread } from "./rewrite.js";
+import { type InputThread, readThreads } from "./threads.js";
 
 /** Where the command reads and writes; the process's own streams by default. */
 export interface CliIo extends ReportStreams {
@@ -72,28 +73,32 @@ interface ThreadToAudit {
 }
 
 /**
- * The audit of one thread after another: each is audited (and with `--fix` audited again as it
- * will be written), counted in the summary, and reported when it has problems. What it returns
- * is the audit, or `undefined` when the thread could not be audited (`fail` was told why).
+ * The audit of one thread after another: each is audited (and with `--fix`, `fix` tells what is
+ * written in its place), counted in the summary, and reported when it has problems. What it
+ * returns is what `fix` made, or `undefined` when the thread could not be audited (`fail` was
+ * told why) or nothing is written.
  */
-function threadAuditor(
+function threadAuditor<Thread extends ThreadToAudit>(
   report: Report,
   options: AuditArguments,
   fail: (error: AuditError) => Promise<void>,
   /** The error message of a thread no reader takes. */
-  cannotAudit: (thread: ThreadToAudit, error: Error) => string,
+  cannotAudit: (thread: Thread, error: Error) => string,
+  /** With `--fix`: what is written for a thread, from what its audit found. */
+  fix?: (thread: Thread, found: ThreadAudit, options: RepairOptions) => Promise<FixedThread>,
   /** The format of the first thread that does not tell its own. */
   firstFallback?: ThreadFormat,
-): (thread: ThreadToAudit) => Promise<ThreadAudit | undefined> {
+): (thread: Thread) => Promise<FixedThread | undefined> {
   const summary = report.summary;
   let lastFormat = firstFallback;
-  const repairOptions = options.locale === undefined ? {} : { locale: options.locale };
+  const repairOptions: RepairOptions =
+    options.locale === undefined ? {} : { locale: options.locale };
   return async (thread) => {
     let found: ThreadAudit;
-    let left: ProblemCounts | undefined;
+    let fixed: FixedThread | undefined;
     try {
       found = await auditThread(thread.messages, repairOptions, lastFormat);
-      if (options.fix) left = await problemsLeft(found, repairOptions);
+      if (options.fix) fixed = await fix?.(thread, found, repairOptions);
     } catch (error) {
       // A message no reader takes (an unknown LangChain class, say): this thread only.
       await fail({
@@ -108,6 +113,7 @@ function threadAuditor(
     summary.messages += thread.messages.length;
     summary.formats[found.format]++;
     if (found.repairs.length > 0) {
+      const left: ProblemCounts | undefined = fixed?.left;
       summary.threadsWithProblems++;
       for (const problem of PROBLEMS) {
         summary.problems[problem] += found.problems[problem];
@@ -122,10 +128,11 @@ function threadAuditor(
         format: found.format,
         problems: nonZero(found.problems),
         ...(left === undefined ? {} : { remaining: nonZero(left) }),
+        ...(fixed?.unrepaired === undefined ? {} : { unrepaired: fixed.unrepaired }),
         repairs: found.repairs,
       });
     }
-    return found;
+    return fixed;
   };
 }
 
@@ -144,39 +151,49 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
   const progress = createProgress(io.stderr, input.size);
   const report = new Report(source, options, io, progress);
   const summary = report.summary;
-  const output = options.out === undefined ? undefined : new FixedOutput(options.out);
+  let output: FixedOutput | undefined;
   const fail = async (error: AuditError) => {
     report.error(error);
     // Written whole or not at all: an error anywhere throws the output away.
-    await output?.discard();
+    const discarded = output;
+    output = undefined;
+    await discarded?.discard();
   };
-  /** Runs a step of the output; a failure to write is reported, and ends the output. */
-  const write = async (step: Parameters<FixedOutput["write"]>[0]) => {
+  const outputFailed = (error: unknown) =>
+    fail({ file: options.out ?? source, line: null, message: (error as Error).message });
+  /** Writes the next bytes of the output; a failure to write is reported, and ends the output. */
+  const write = async (bytes: Buffer) => {
     try {
-      await output?.write(step);
+      await output?.write(bytes);
     } catch (error) {
-      await fail({ file: options.out ?? source, line: null, message: (error as Error).message });
+      await outputFailed(error);
     }
   };
-  const auditNext = threadAuditor(
+  const auditNext = threadAuditor<InputThread>(
     report,
     options,
     fail,
     (thread, error) => `Thread ${thread.index} cannot be audited: ${error.message}`,
+    fixThread,
   );
   report.start();
+  if (options.out !== undefined) {
+    try {
+      output = await FixedOutput.open(options.out);
+    } catch (error) {
+      await outputFailed(error);
+    }
+  }
   try {
-    const text = decoded(input.stream, (bytes) => progress.read(bytes));
+    const bytes = bytesOf(input.stream, (count) => progress.read(count));
     const layout = layoutOfName(inputName);
-    for await (const item of readThreads(jsonEvents(text, layout ? { layout } : {}))) {
-      if (item.kind === "array-start") await write((writer) => writer.arrayStart());
-      else if (item.kind === "array-end") await write((writer) => writer.arrayEnd());
+    for await (const item of readThreads(jsonEvents(bytes, layout ? { layout } : {}))) {
+      if (item.kind === "bytes") await write(item.raw);
       else if (item.kind === "error") {
         await fail({ file: source, line: item.line, message: item.message });
       } else {
-        const found = await auditNext(item);
-        if (found === undefined) continue;
-        await write((writer) => writer.thread(item, found.messages));
+        const fixed = await auditNext(item);
+        if (fixed !== undefined) await write(fixed.raw);
         progress.thread(summary.threads);
       }
     }
@@ -187,7 +204,7 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
     try {
       summary.written = await output.commit();
     } catch (error) {
-      await fail({ file: options.out ?? source, line: null, message: (error as Error).message });
+      await outputFailed(error);
     }
   }
   report.finish();
@@ -242,6 +259,7 @@ async function auditCheckpointer(options: AuditArguments, url: string, io: CliIo
       fail,
       (thread, error) =>
         `${checkpointerThreadName(thread.index, thread.id)} cannot be audited: ${redactMessage(error.message, url)}`,
+      undefined,
       // Threads of a checkpointer are LangChain messages, even one of text alone.
       "langchain",
     );

@@ -17,8 +17,8 @@ export interface InputThread {
   readonly messages: readonly unknown[];
   /** The thread as it was given, for writing it back with other messages. */
   readonly container: unknown[] | Record<string, unknown>;
-  /** Whether it is an element of a top-level array of threads (else a top-level value). */
-  readonly inArray: boolean;
+  /** The thread's bytes as they were read. */
+  readonly raw: Buffer;
 }
 
 /** Input that could not be read as a thread: bad JSON, or a value of another shape. */
@@ -30,14 +30,11 @@ interface InputError {
 }
 
 /**
- * What the input holds, in order: threads, the input's errors, and where a top-level array of
- * threads starts and ends, for a writer that keeps the layout.
+ * What the input holds, in order: threads, the input's errors, and the bytes around the threads
+ * (whitespace, and the brackets and commas of an array of threads), so that the input can be
+ * written back byte for byte with only its repaired threads changed.
  */
-type InputItem =
-  | InputThread
-  | InputError
-  | { readonly kind: "array-start" }
-  | { readonly kind: "array-end" };
+type InputItem = InputThread | InputError | { readonly kind: "bytes"; readonly raw: Buffer };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -77,6 +74,8 @@ export async function* readThreads(events: AsyncIterable<JsonEvent>): AsyncGener
         line: number;
         mode: "threads" | "messages" | undefined;
         messages: unknown[];
+        /** Until its elements are known to be threads: its bytes so far. */
+        raw: Buffer[];
         /** A message of the thread was bad: the thread is reported, not read. */
         broken: boolean;
       }
@@ -87,17 +86,26 @@ export async function* readThreads(events: AsyncIterable<JsonEvent>): AsyncGener
     lastErrorLine = line;
     return [{ kind: "error", line, message }];
   };
-  const thread = (value: unknown, line: number, inArray: boolean): InputThread => ({
+  const thread = (value: unknown, raw: Buffer, line: number): InputThread => ({
     kind: "thread",
     index: index++,
     line,
     id: threadIdOf(value),
     messages: Array.isArray(value) ? value : (value as { messages: unknown[] }).messages,
     container: value as unknown[] | Record<string, unknown>,
-    inArray,
+    raw,
   });
+  /** Bytes that are not a thread's: around the threads, or part of a thread still being read. */
+  const bytes = (raw: Buffer): InputItem[] => {
+    if (array === undefined || array.mode === "threads") return [{ kind: "bytes", raw }];
+    array.raw.push(raw);
+    return [];
+  };
   for await (const event of events) {
     switch (event.kind) {
+      case "gap":
+        yield* bytes(event.raw);
+        break;
       case "error":
         // A top-level array open on a broken line never closes: what it held is dropped.
         array = undefined;
@@ -105,23 +113,29 @@ export async function* readThreads(events: AsyncIterable<JsonEvent>): AsyncGener
         break;
       case "value": {
         const problem = threadProblemOf(event.value);
-        if (problem === undefined) yield thread(event.value, event.line, false);
+        if (problem === undefined) yield thread(event.value, event.raw, event.line);
         else yield* error(event.line, problem);
         break;
       }
       case "open":
-        array = { line: event.line, mode: undefined, messages: [], broken: false };
+        array = {
+          line: event.line,
+          mode: undefined,
+          messages: [],
+          raw: [event.raw],
+          broken: false,
+        };
         break;
       case "element": {
         if (array === undefined || array.broken) break;
         const value = event.value;
         if (array.mode === undefined) {
           array.mode = isThreadLike(value) ? "threads" : "messages";
-          if (array.mode === "threads") yield { kind: "array-start" };
+          if (array.mode === "threads") yield { kind: "bytes", raw: Buffer.concat(array.raw) };
         }
         if (array.mode === "threads") {
           const problem = threadProblemOf(value);
-          if (problem === undefined) yield thread(value, event.line, true);
+          if (problem === undefined) yield thread(value, event.raw, event.line);
           else yield* error(event.line, problem);
         } else if (isThreadLike(value)) {
           array.broken = true;
@@ -132,13 +146,17 @@ export async function* readThreads(events: AsyncIterable<JsonEvent>): AsyncGener
             event.line,
             `Message ${array.messages.length} of the thread is not a JSON object`,
           );
-        } else array.messages.push(value);
+        } else {
+          array.messages.push(value);
+          array.raw.push(event.raw);
+        }
         break;
       }
       case "close":
-        if (array?.mode === "threads") yield { kind: "array-end" };
+        if (array?.mode === "threads") yield { kind: "bytes", raw: event.raw };
         else if (array !== undefined && !array.broken) {
-          yield thread(array.messages, array.line, false);
+          array.raw.push(event.raw);
+          yield thread(array.messages, Buffer.concat(array.raw), array.line);
         }
         array = undefined;
         break;

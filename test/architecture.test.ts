@@ -13,9 +13,6 @@ const architecture = readFileSync(join(root, "ARCHITECTURE.md"), "utf8");
 
 /** About what a reader takes in ten minutes, at a careful 250 words a minute. */
 const READING_WORDS = 2_500;
-/** A module past this many lines says at its top why it is one file. */
-const LONG_MODULE_LINES = 400;
-const LONG_MODULE_REASON = "Why one file: ";
 
 function filesUnder(folder: string, suffix: string): string[] {
   return readdirSync(join(root, folder), { recursive: true, encoding: "utf8" })
@@ -41,12 +38,6 @@ function moduleTable(): Map<string, string[]> {
     for (const path of paths(module)) table.set(path, paths(tests));
   }
   return table;
-}
-
-/** The top comment of a module: everything before its first import or statement. */
-function topComment(source: string): string {
-  const match = /^\s*\/\*\*?([\s\S]*?)\*\//.exec(source);
-  return match?.[1] ?? "";
 }
 
 describe("ARCHITECTURE.md", () => {
@@ -159,14 +150,5 @@ describe("the modules of src/", () => {
         .map((imported) => `${path} imports ${imported}`),
     );
     expect(upward).toEqual([]);
-  });
-
-  it(`stay under ${LONG_MODULE_LINES} lines, or say at their top why they are one file`, () => {
-    const unexplained = filesUnder("src", ".ts").filter((path) => {
-      const source = readFileSync(join(root, path), "utf8");
-      const lines = source.split("\n").length;
-      return lines > LONG_MODULE_LINES && !topComment(source).includes(LONG_MODULE_REASON);
-    });
-    expect(unexplained).toEqual([]);
   });
 });

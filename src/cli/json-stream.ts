@@ -179,7 +179,9 @@ class JsonSplitter {
     }
     if (this.#value === "bare") this.#complete();
     if (this.#value !== undefined || this.#inTopArray) {
-      this.#error("Unexpected end of JSON input", this.#line);
+      // The lines of a value are counted when it is whole: this one never was.
+      const within = this.#parts.reduce((count, part) => count + countNewlines(part), 0);
+      this.#error("Unexpected end of JSON input", this.#line + within);
       return;
     }
     this.#flushGap();

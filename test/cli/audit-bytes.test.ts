@@ -99,6 +99,15 @@ describe("audit: the input is read as bytes", () => {
     }
   });
 
+  it("names the line a JSON document ends on when it is cut off inside a value", async () => {
+    const events = await eventsOf(Buffer.from('[\n  {\n    "id": "weather-1'), 4);
+    expect(events.at(-1)).toEqual({
+      kind: "error",
+      line: 3,
+      message: "Unexpected end of JSON input",
+    });
+  });
+
   it("names a value longer than the longest string once, and reads the lines after it", async () => {
     const input = Buffer.from(`["${"x".repeat(100)}"]\n{"messages":[]}\n`);
     const events: JsonEvent[] = [];

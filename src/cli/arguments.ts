@@ -67,7 +67,8 @@ Options:
                      read this checkpointer (postgres://user:password@host:port/db) instead of a
                      file, read-only; not with a file, --fix or --out
   --thread <id>      with --checkpointer: only this thread (exit ${EXIT_BAD_INPUT} if it has no checkpoint)
-  --fix              write the repaired threads (needs --out), in the input's layout and formats
+  --fix              write the repaired threads (needs --out), in the input's layout and formats;
+                     every byte no repair changed is copied as it was
   --out <file>       where --fix writes; never the input file; not written if the input has errors
   --format <text|json>
                      the report: lines for people (default), or one JSON document

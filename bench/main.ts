@@ -12,6 +12,7 @@ import { METRIC_MODEL_CALLS } from "tool-call-resilience/semconv";
 import { startTelemetry } from "tool-call-resilience/setup";
 import { freePort, scrape } from "../test/helpers/prometheus.js";
 import { agentStep } from "./agent-step.js";
+import { evaluateAuditTargets, formatAudit, measureAudit } from "./audit.js";
 import {
   answeringHandler,
   engine,
@@ -50,7 +51,8 @@ Measures the repair engine and the middleware against a floor loop, the deepagen
 createAgent step without the middleware (with a checkpointer, and for scale without one), then
 checks the targets of BENCHMARKS.md. Also measures, without a target, what persist: true costs
 per createAgent call over PostgresSaver on a throwaway local PostgreSQL cluster (skipped, and
-said so, when the PostgreSQL binaries are not installed).
+said so, when the PostgreSQL binaries are not installed), and the audit command's MB/s and peak
+memory beside JSON.parse on generated JSONL files (written to a temporary folder, removed after).
 
   --quick   shorter samples, fewer rounds and processes, no peer at 100,000 messages: about
             two minutes instead of about fifteen
@@ -208,6 +210,9 @@ async function main(): Promise<number> {
   if (persist.skipped)
     progress("persist on PostgreSQL: SKIPPED, no PostgreSQL binaries", startedAt);
 
+  // The audit command on large files, each measure in a fresh process of its own.
+  const audit = await measureAudit({ quick, onProgress: (step) => progress(step, startedAt) });
+
   const measured: Measurements = {
     engineVsFloor,
     middlewareVsPeer,
@@ -223,7 +228,8 @@ async function main(): Promise<number> {
     ),
   );
   console.log(`\n${formatPersist(persist)}`);
-  const verdicts = evaluateTargets(measured);
+  console.log(`\n${formatAudit(audit)}`);
+  const verdicts = [...evaluateTargets(measured), ...evaluateAuditTargets(audit)];
   console.log("");
   for (const verdict of verdicts) {
     console.log(`${verdict.pass ? "PASS" : "FAIL"}  ${verdict.target}: ${verdict.measured}`);

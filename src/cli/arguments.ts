@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_LOCALE, isWellFormedLocale } from "../core/locales.js";
-import { PROBLEM_DESCRIPTIONS, PROBLEMS } from "./audit-thread.js";
+import { LANGCHAIN_PACKAGE, PROBLEM_DESCRIPTIONS, PROBLEMS } from "./audit-thread.js";
 import { redactConnectionString } from "./connection-string.js";
 import { EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_PROBLEMS } from "./exit-codes.js";
 import { STANDARD_INPUT } from "./input.js";
@@ -48,7 +48,8 @@ Input: a JSON array of threads, JSONL (one thread a line), or one thread as a JS
 messages; "-" reads standard input. A thread is an array of messages, or an object with a
 "messages" array (its "thread_id" or "id" names it). Each thread's format is detected: LangChain
 messages (toJSON(), toDict() or plain), OpenAI Chat Completions, Anthropic Messages, or the AI
-SDK's ModelMessage.
+SDK's ModelMessage. LangChain messages need ${LANGCHAIN_PACKAGE} (npm install ${LANGCHAIN_PACKAGE});
+the other formats need nothing more.
 
 JSONL is read a line at a time: a broken line is named on standard error with its line number
 and skipped, and the threads after it are still audited. A file named .jsonl or .ndjson is
@@ -56,11 +57,11 @@ always JSONL; other input is JSONL unless its first value goes on past its first
 pretty-printed JSON, which is read as one document up to its first syntax error.
 
 --checkpointer reads a LangGraph PostgreSQL checkpointer instead (the tables PostgresSaver.setup()
-of ${CHECKPOINTER_PACKAGE} makes, schema "public"; install that package): the
-latest checkpoint of every thread of the root namespace, a page of thread ids at a time, its
-"messages" channel audited as the thread (a state without one is a thread with no messages). The
-sessions are read-only (default_transaction_read_only=on), and the report names the database
-with its password replaced by ***.
+of ${CHECKPOINTER_PACKAGE} makes, schema "public"; install that package and
+${LANGCHAIN_PACKAGE}): the latest checkpoint of every thread of the root namespace, a page of
+thread ids at a time, its "messages" channel audited as the thread (a state without one is a
+thread with no messages). The sessions are read-only (default_transaction_read_only=on), and the
+report names the database with its password replaced by ***.
 
 Options:
   --checkpointer <url>
@@ -77,8 +78,9 @@ Options:
   -v, --version      the version
 
 Exit codes: ${EXIT_CLEAN} no problems (with --fix: all fixed and written), ${EXIT_PROBLEMS} problems found (with --fix:
-problems left after fixing), ${EXIT_BAD_INPUT} bad usage or bad input (with --checkpointer: a database that
-cannot be reached or read, is no checkpointer, or has no thread --thread names).
+problems left after fixing), ${EXIT_BAD_INPUT} bad usage or bad input (LangChain messages without
+${LANGCHAIN_PACKAGE}; with --checkpointer: a database that cannot be reached or read, is no
+checkpointer, or has no thread --thread names).
 `;
 
 /** What a usage error ends with: where the full usage is. */

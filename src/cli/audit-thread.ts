@@ -3,18 +3,15 @@
  * repaired thread in the same format. LangChain messages go through LangChain's own serializers
  * (`load` for `toJSON()` output, the stored-message mappers for `toDict()` output); the native
  * formats go through their adapters.
+ *
+ * `@langchain/core` is an optional peer: an app of the OpenAI SDK or the AI SDK has none. So it
+ * is imported only when a LangChain thread is met (or a checkpointer read), once; the format of a
+ * thread is told without it.
  */
 
-import { load } from "@langchain/core/load";
-import {
-  type BaseMessage,
-  mapChatMessagesToStoredMessages,
-  mapStoredMessagesToChatMessages,
-  type StoredMessage,
-} from "@langchain/core/messages";
+import type { BaseMessage, StoredMessage } from "@langchain/core/messages";
 import type { RepairOptions } from "../core/policy.js";
 import { REPAIR_KINDS, type RepairAuditName } from "../core/repair-kinds.js";
-import { repairToolCalls } from "../core/repair-langchain.js";
 import type { ToolCallRepair } from "../core/repair-log.js";
 import { repairModelMessages } from "../formats/ai-sdk.js";
 import { repairAnthropicMessages } from "../formats/anthropic.js";
@@ -72,6 +69,89 @@ export interface ThreadAudit {
 }
 
 type Fields = Record<string, unknown>;
+
+/** What to install to audit LangChain messages. */
+export const LANGCHAIN_PACKAGE = "@langchain/core";
+
+/**
+ * `@langchain/core` could not be loaded, so no LangChain thread can be audited: it is not
+ * installed (`missing`), or it is but fails to load. Its message follows a thread's name.
+ */
+export class LangChainUnavailableError extends Error {
+  override readonly name = "LangChainUnavailableError";
+  constructor(
+    /** Whether `@langchain/core` is not installed, rather than broken. */
+    readonly missing: boolean,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * The package an import did not find, when the failure is that a package (not something inside
+ * one) is not installed: `pg` for `Cannot find package 'pg' imported from …`; `undefined` for
+ * any other failure. A bare `true` when it is a package but its name is not told.
+ */
+export function missingPackageOf(error: unknown): string | true | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : "";
+  const named = /Cannot find (?:package|module) '([^']+)'/.exec(message)?.[1];
+  // An error thrown by a module hook off the main thread can reach here without its code.
+  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND" && named === undefined) {
+    return undefined;
+  }
+  if (named === undefined || /^(?:[./]|file:|[A-Za-z]:)/.test(named)) return true;
+  return named
+    .split("/")
+    .slice(0, named.startsWith("@") ? 2 : 1)
+    .join("/");
+}
+
+/** What the audit of LangChain messages uses of `@langchain/core`, and the engine's LangChain side. */
+interface LangChainModules {
+  readonly load: typeof import("@langchain/core/load").load;
+  readonly mapChatMessagesToStoredMessages: typeof import("@langchain/core/messages").mapChatMessagesToStoredMessages;
+  readonly mapStoredMessagesToChatMessages: typeof import("@langchain/core/messages").mapStoredMessagesToChatMessages;
+  readonly repairToolCalls: typeof import("../core/repair-langchain.js").repairToolCalls;
+}
+
+let langChainModules: Promise<LangChainModules> | undefined;
+
+/**
+ * `@langchain/core`, imported on the first call and kept. Throws a
+ * {@link LangChainUnavailableError} when it cannot be loaded (every call, as the first did).
+ */
+export function loadLangChain(): Promise<LangChainModules> {
+  langChainModules ??= importLangChain();
+  return langChainModules;
+}
+
+async function importLangChain(): Promise<LangChainModules> {
+  try {
+    const [serialization, messages, engine] = await Promise.all([
+      import("@langchain/core/load"),
+      import("@langchain/core/messages"),
+      import("../core/repair-langchain.js"),
+    ]);
+    return {
+      load: serialization.load,
+      mapChatMessagesToStoredMessages: messages.mapChatMessagesToStoredMessages,
+      mapStoredMessagesToChatMessages: messages.mapStoredMessagesToChatMessages,
+      repairToolCalls: engine.repairToolCalls,
+    };
+  } catch (error) {
+    const missing = missingPackageOf(error) === LANGCHAIN_PACKAGE;
+    throw new LangChainUnavailableError(
+      missing,
+      missing
+        ? `is in LangChain's format, which needs ${LANGCHAIN_PACKAGE}: npm install ${LANGCHAIN_PACKAGE}`
+        : `is in LangChain's format, and ${LANGCHAIN_PACKAGE} cannot be loaded: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
 
 const LANGCHAIN_TYPES = new Set([
   "human",
@@ -185,6 +265,8 @@ function langChainFormOf(message: Fields): LangChainForm {
  * back in the form they came in (messages the repair did not touch, as they were).
  */
 async function repairLangChain(messages: readonly unknown[], options: RepairOptions) {
+  const langChain = await loadLangChain();
+  const { load, mapStoredMessagesToChatMessages, repairToolCalls } = langChain;
   const forms = messages.map((message) => langChainFormOf(message as Fields));
   const revived = await Promise.all(
     messages.map(async (message, index) => {
@@ -202,12 +284,16 @@ async function repairLangChain(messages: readonly unknown[], options: RepairOpti
   const form = forms.find((found) => found !== "plain") ?? "plain";
   const written = result.messages.map((message) => {
     if (original.has(message)) return original.get(message);
-    return writeLangChain(message, form);
+    return writeLangChain(langChain, message, form);
   });
   return { messages: written, repairs: result.repairs };
 }
 
-function writeLangChain(message: unknown, form: LangChainForm): unknown {
+function writeLangChain(
+  { mapChatMessagesToStoredMessages }: LangChainModules,
+  message: unknown,
+  form: LangChainForm,
+): unknown {
   const isInstance = typeof (message as { toDict?: unknown }).toDict === "function";
   if (!isInstance) return message;
   if (form === "serialized") return JSON.parse(JSON.stringify(message));

@@ -5,10 +5,17 @@
  * listed a page at a time (keyset pagination), and each thread's latest checkpoint is loaded by
  * the library's own `PostgresSaver.getTuple`, so a database of any size fits in memory.
  *
- * `@langchain/langgraph-checkpoint-postgres` (and the `pg` it depends on) is an optional peer:
- * it is imported only when a checkpointer is read.
+ * `@langchain/langgraph-checkpoint-postgres` (and the `pg` it depends on) is an optional peer,
+ * and so is the `@langchain/core` the threads' messages need: they are imported only when a
+ * checkpointer is read.
  */
 import { createRequire } from "node:module";
+import {
+  LANGCHAIN_PACKAGE,
+  LangChainUnavailableError,
+  loadLangChain,
+  missingPackageOf,
+} from "./audit-thread.js";
 import { redactConnectionString, redactMessage } from "./connection-string.js";
 
 /** How many thread ids one listing query reads. */
@@ -96,30 +103,47 @@ interface Modules {
   readonly Pool: new (config: Record<string, unknown>) => Pool;
 }
 
-/** Whether an import failed because a package (not something inside it) is not installed. */
-function isMissingPackage(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") return true;
-  // An error thrown by a module hook off the main thread can reach here without its code.
-  return error instanceof Error && /Cannot find (?:package|module)/.test(error.message);
-}
-
-const MISSING_PACKAGE = `Reading a checkpointer needs ${CHECKPOINTER_PACKAGE}: npm install ${CHECKPOINTER_PACKAGE}`;
-
 /**
  * `PostgresSaver`, and `Pool` from the `pg` it depends on (resolved from the saver's own
- * directory, so a strict package manager finds it as well).
+ * directory, so a strict package manager finds it as well); and `@langchain/core`, which the
+ * threads' LangChain messages need. What is not installed is named in one error, with the one
+ * `npm install` that brings it all.
  */
 async function loadModules(): Promise<Modules> {
-  let saverModule: { PostgresSaver: Modules["PostgresSaver"] };
+  const needed: string[] = [];
+  const need = (name: string) => {
+    if (!needed.includes(name)) needed.push(name);
+  };
+  let saverModule: { PostgresSaver: Modules["PostgresSaver"] } | undefined;
   try {
     saverModule = (await import(CHECKPOINTER_PACKAGE)) as typeof saverModule;
   } catch (error) {
+    const missing = missingPackageOf(error);
+    if (missing === true || missing === CHECKPOINTER_PACKAGE) need(CHECKPOINTER_PACKAGE);
+    // The saver is there, but not its peer: that one is named (the check below names it too).
+    else if (missing === LANGCHAIN_PACKAGE) need(LANGCHAIN_PACKAGE);
+    else {
+      // Something inside it is missing or broken (a dependency, `pg` say): named as it is.
+      throw new CheckpointerError(
+        `${CHECKPOINTER_PACKAGE} cannot be loaded: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+  try {
+    await loadLangChain();
+  } catch (error) {
+    if (!(error instanceof LangChainUnavailableError && error.missing)) {
+      throw new CheckpointerError(
+        `${LANGCHAIN_PACKAGE} cannot be loaded: ${((error as Error).cause as Error | undefined)?.message ?? (error as Error).message}`,
+        { cause: error },
+      );
+    }
+    need(LANGCHAIN_PACKAGE);
+  }
+  if (saverModule === undefined || needed.length > 0) {
     throw new CheckpointerError(
-      isMissingPackage(error)
-        ? `${MISSING_PACKAGE} (${(error as Error).message})`
-        : `${CHECKPOINTER_PACKAGE} cannot be loaded: ${(error as Error).message}`,
-      { cause: error },
+      `Reading a checkpointer needs ${needed.join(" and ")}: npm install ${needed.join(" ")}`,
     );
   }
   let pg: { Pool: Modules["Pool"] } | { default: { Pool: Modules["Pool"] } };
@@ -131,7 +155,7 @@ async function loadModules(): Promise<Modules> {
       pg = (await import("pg")) as typeof pg;
     } catch (error) {
       throw new CheckpointerError(
-        `${MISSING_PACKAGE}, with its dependency pg (${(error as Error).message})`,
+        `Reading a checkpointer needs ${CHECKPOINTER_PACKAGE}, with its dependency pg: npm install ${CHECKPOINTER_PACKAGE} (${(error as Error).message})`,
         { cause: error },
       );
     }

@@ -187,22 +187,29 @@ export class Report {
   }
 }
 
+/**
+ * The summary line. "no problems found" only when nothing went wrong: with errors, it says of
+ * the threads audited that none had problems, and when none was audited, only that and the
+ * errors.
+ */
 function summaryLine(summary: Summary): string {
   const formats = THREAD_FORMATS.filter((format) => summary.formats[format] > 0)
     .map((format) => `${summary.formats[format]} ${format}`)
     .join(", ");
-  const read = `Audited ${summary.threads} thread(s), ${summary.messages} message(s)${formats === "" ? "" : ` (${formats})`}`;
-  const fixed = fixedPart(summary);
-  const found =
-    summary.threadsWithProblems === 0
-      ? "no problems found."
-      : `${summary.threadsWithProblems} with problems: ${describeProblems(summary.problems)}${fixed}.`;
-  const errors = summary.errors === 0 ? "" : ` ${summary.errors} error(s), on standard error.`;
+  const errors = summary.errors === 0 ? "" : `${summary.errors} error(s), on standard error.`;
   const out =
     summary.out === undefined
       ? ""
       : ` Threads ${summary.written === true ? "written" : "not written"} to ${terminalSafe(summary.out)}.`;
-  return `${read}: ${found}${errors}${out}`;
+  if (summary.threads === 0 && summary.errors > 0) return `No thread audited: ${errors}${out}`;
+  const read = `Audited ${summary.threads} thread(s), ${summary.messages} message(s)${formats === "" ? "" : ` (${formats})`}`;
+  const found =
+    summary.threadsWithProblems > 0
+      ? `${summary.threadsWithProblems} with problems: ${describeProblems(summary.problems)}${fixedPart(summary)}.`
+      : summary.errors === 0
+        ? "no problems found."
+        : "none with problems.";
+  return `${read}: ${found}${errors === "" ? "" : ` ${errors}`}${out}`;
 }
 
 /** What `--fix` did to the problems found: "all fixed" only once the output is written. */

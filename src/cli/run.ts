@@ -9,6 +9,7 @@ import { PACKAGE_VERSION } from "../version.js";
 import { type AuditArguments, parseAuditArguments, USAGE, usageErrorText } from "./arguments.js";
 import {
   auditThread,
+  LangChainUnavailableError,
   PROBLEMS,
   type ProblemCounts,
   type ThreadAudit,
@@ -73,17 +74,26 @@ interface ThreadToAudit {
 }
 
 /**
+ * Thrown by the audit of a thread that ends the audit of them all, once `fail` was told why: what
+ * it needs (`@langchain/core`) cannot be loaded, and no thread after it would fare better.
+ */
+class AuditEnded extends Error {
+  override readonly name = "AuditEnded";
+}
+
+/**
  * The audit of one thread after another: each is audited (and with `--fix`, `fix` tells what is
  * written in its place), counted in the summary, and reported when it has problems. What it
  * returns is what `fix` made, or `undefined` when the thread could not be audited (`fail` was
- * told why) or nothing is written.
+ * told why) or nothing is written. A LangChain thread without `@langchain/core` installed throws
+ * {@link AuditEnded}.
  */
 function threadAuditor<Thread extends ThreadToAudit>(
   report: Report,
   options: AuditArguments,
   fail: (error: AuditError) => Promise<void>,
-  /** The error message of a thread no reader takes. */
-  cannotAudit: (thread: Thread, error: Error) => string,
+  /** The error message of a thread: its name, then `problem` (`cannot be audited: …`, say). */
+  threadError: (thread: Thread, problem: string) => string,
   /** With `--fix`: what is written for a thread, from what its audit found. */
   fix?: (thread: Thread, found: ThreadAudit, options: RepairOptions) => Promise<FixedThread>,
   /** The format of the first thread that does not tell its own. */
@@ -100,11 +110,19 @@ function threadAuditor<Thread extends ThreadToAudit>(
       found = await auditThread(thread.messages, repairOptions, lastFormat);
       if (options.fix) fixed = await fix?.(thread, found, repairOptions);
     } catch (error) {
+      if (error instanceof LangChainUnavailableError) {
+        await fail({
+          file: report.source,
+          line: thread.line,
+          message: threadError(thread, error.message),
+        });
+        throw new AuditEnded(error.message, { cause: error });
+      }
       // A message no reader takes (an unknown LangChain class, say): this thread only.
       await fail({
         file: report.source,
         line: thread.line,
-        message: cannotAudit(thread, error as Error),
+        message: threadError(thread, `cannot be audited: ${(error as Error).message}`),
       });
       return undefined;
     }
@@ -173,7 +191,7 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
     report,
     options,
     fail,
-    (thread, error) => `Thread ${thread.index} cannot be audited: ${error.message}`,
+    (thread, problem) => `Thread ${thread.index} ${problem}`,
     fixThread,
   );
   report.start();
@@ -198,7 +216,9 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
       }
     }
   } catch (error) {
-    await fail({ file: source, line: null, message: (error as Error).message });
+    if (!(error instanceof AuditEnded)) {
+      await fail({ file: source, line: null, message: (error as Error).message });
+    }
   }
   if (output !== undefined) {
     try {
@@ -211,9 +231,12 @@ async function audit(options: AuditArguments, io: CliIo): Promise<number> {
   return report.exitCode();
 }
 
-/** How the report names a thread of a checkpointer in an error: its position and its id. */
-function checkpointerThreadName(index: number, id: string | undefined): string {
-  return id === undefined ? `Thread ${index}` : `Thread ${index} ${JSON.stringify(id)}`;
+/**
+ * How an error names a thread of a checkpointer: by its `thread_id`, what the user knows it by
+ * (its position among the threads read means nothing to them).
+ */
+function checkpointerThreadName(id: string): string {
+  return `Thread ${JSON.stringify(id)}`;
 }
 
 /**
@@ -253,12 +276,11 @@ async function auditCheckpointer(options: AuditArguments, url: string, io: CliIo
   try {
     if (countFailure !== undefined) throw countFailure;
     const fail = async (error: AuditError) => report.error(error);
-    const auditNext = threadAuditor(
+    const auditNext = threadAuditor<ThreadToAudit & { readonly id: string }>(
       report,
       options,
       fail,
-      (thread, error) =>
-        `${checkpointerThreadName(thread.index, thread.id)} cannot be audited: ${redactMessage(error.message, url)}`,
+      (thread, problem) => redactMessage(`${checkpointerThreadName(thread.id)} ${problem}`, url),
       undefined,
       // Threads of a checkpointer are LangChain messages, even one of text alone.
       "langchain",
@@ -270,7 +292,7 @@ async function auditCheckpointer(options: AuditArguments, url: string, io: CliIo
         await fail({
           file: source,
           line: null,
-          message: `${checkpointerThreadName(item.index, item.id)} ${item.message}`,
+          message: `${checkpointerThreadName(item.id)} ${item.message}`,
         });
       } else await auditNext({ ...item, line: null });
       read++;
@@ -278,9 +300,11 @@ async function auditCheckpointer(options: AuditArguments, url: string, io: CliIo
       progress.thread(report.summary.threads);
     }
   } catch (error) {
-    report.error(
-      failed(error instanceof CheckpointerError ? error : `cannot be read: ${String(error)}`),
-    );
+    if (!(error instanceof AuditEnded)) {
+      report.error(
+        failed(error instanceof CheckpointerError ? error : `cannot be read: ${String(error)}`),
+      );
+    }
   } finally {
     await checkpointer.close();
   }

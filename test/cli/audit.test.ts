@@ -374,19 +374,30 @@ describe("audit: JSONL is read a line at a time", () => {
       "not-a-thread.jsonl",
       2,
       "Expected a thread: an array of messages, or an object with a `messages` array",
-      1,
+      "Audited 1 thread(s), 1 message(s) (1 openai): none with problems. 1 error(s), on standard error.",
     ],
-    ["message-not-object.jsonl", 1, "Message 1 of the thread is not a JSON object", 0],
-    ["unauditable.jsonl", 1, "Thread 0 cannot be audited: Invalid namespace", 1],
+    [
+      "message-not-object.jsonl",
+      1,
+      "Message 1 of the thread is not a JSON object",
+      "No thread audited: 1 error(s), on standard error.",
+    ],
+    [
+      "unauditable.jsonl",
+      1,
+      "Thread 0 cannot be audited: Invalid namespace",
+      "Audited 1 thread(s), 1 message(s) (1 openai): 1 with problems: 1 orphan. 1 error(s), on standard error.",
+    ],
   ])(
     "%s: a line that is no thread is an error of line %i, and the others are audited",
-    async (name, line, message, threads) => {
+    async (name, line, message, summary) => {
       const run = await audit(["audit", fixture(name)]);
       expect(run.code).toBe(2);
       expect(run.stderr).toMatch(
         new RegExp(`^tool-call-resilience: ${escaped(fixture(name))}:${line}: ${escaped(message)}`),
       );
-      expect(run.stdout).toContain(`Audited ${threads} thread(s)`);
+      // Never "no problems found" beside an error.
+      expect(run.stdout).toContain(`${summary}\n`);
     },
   );
 
@@ -664,7 +675,11 @@ describe("audit: a usage error is one line, and the way to the help", () => {
       "tool-call-resilience audit --checkpointer <postgres-url> [--thread <id>] [options]",
     );
     expect(USAGE.replace(/\n/g, " ")).toContain(
-      "Exit codes: 0 no problems (with --fix: all fixed and written), 1 problems found (with --fix: problems left after fixing), 2 bad usage or bad input (with --checkpointer: a database that cannot be reached or read, is no checkpointer, or has no thread --thread names).",
+      "Exit codes: 0 no problems (with --fix: all fixed and written), 1 problems found (with --fix: problems left after fixing), 2 bad usage or bad input (LangChain messages without @langchain/core; with --checkpointer: a database that cannot be reached or read, is no checkpointer, or has no thread --thread names).",
+    );
+    // What to install, for the formats that need more than this package.
+    expect(USAGE.replace(/\n/g, " ")).toContain(
+      "LangChain messages need @langchain/core (npm install @langchain/core); the other formats need nothing more.",
     );
   });
 });

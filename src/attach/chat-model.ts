@@ -8,7 +8,7 @@ import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { ensureConfig, RunnableBinding } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { LANGCHAIN_MESSAGES } from "./langchain.js";
-import type { ToolCallRepairOptions } from "./options.js";
+import { type ToolCallRepairOptions, toolCallRepairOptionsShape } from "./options.js";
 import { callRepaired, createRepairer, type Repairer } from "./repairer.js";
 import type { ModelRequestLike } from "./request.js";
 
@@ -55,7 +55,8 @@ function isRepairedStream(options: unknown): boolean {
  * @param options - the options of the middleware, but `persist`: a model cannot write to a thread
  * @returns the wrapped model, of the same type; wrapping a wrapper wraps its model again
  * @throws {ToolCallResilienceOptionsError} when an option is invalid
- * @throws {TypeError} when `model` is not a chat model (a model name string, say)
+ * @throws {TypeError} when `model` is not a chat model (a model name string, the options given
+ *   first, a promise of a model or an agent), saying what it is
  *
  * @example In a LangGraph StateGraph with a ToolNode
  * ```ts
@@ -78,7 +79,7 @@ export function withToolCallRepair<M extends BaseChatModel>(
 ): M {
   if (!isRunnableModel(model)) {
     throw new TypeError(
-      `${WRAPPER_NAME} expects a LangChain chat model (new ChatOpenAI(...), initChatModel(...), ...); got ${describe(model)}`,
+      `${WRAPPER_NAME} expects a LangChain chat model first (new ChatOpenAI(...), await initChatModel(...), ...) and its options second; got ${describe(model)}`,
     );
   }
   const repairer = createRepairer(
@@ -171,11 +172,45 @@ function isRunnableModel(value: unknown): value is BaseChatModel {
   );
 }
 
+/** The options a wrapper or the middleware takes, to tell an options object given first. */
+const OPTION_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(toolCallRepairOptionsShape),
+  "persist",
+]);
+
+/**
+ * What was given in the model's place, for the error: the mistakes that get here are the options
+ * given first (the model left out), a model class or a promise of a model given for the model,
+ * and another runnable (an agent, a binding) given for a chat model.
+ */
 function describe(value: unknown): string {
-  if (value === null) return "null";
   if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
-  if (typeof value !== "object") return typeof value;
-  return `an object without invoke()${Array.isArray(value) ? " (an array)" : ""}`;
+  if (typeof value === "function") {
+    const name = (value as { name?: unknown }).name;
+    return typeof (value as { prototype?: { invoke?: unknown } }).prototype?.invoke === "function"
+      ? `the class ${String(name)} itself, not an instance (new ${String(name)}(...))`
+      : "a function";
+  }
+  if (typeof value !== "object" || value === null) return String(value);
+  if (Array.isArray(value)) return "an array";
+  if (typeof (value as { then?: unknown }).then === "function") {
+    return "a promise; await it first (initChatModel is async)";
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype === Object.prototype || prototype === null) {
+    const keys = Object.keys(value);
+    const listed = `{ ${keys.slice(0, 5).join(", ")}${keys.length > 5 ? ", ..." : ""} }`;
+    return keys.length > 0 && keys.every((key) => OPTION_NAMES.has(key))
+      ? `the options ${listed} in the model's place`
+      : keys.length === 0
+        ? "an empty object"
+        : `a plain object ${listed}`;
+  }
+  const className = (prototype as { constructor?: { name?: unknown } }).constructor?.name;
+  const what = typeof className === "string" && className !== "" ? `a ${className}` : "an object";
+  return typeof (value as { invoke?: unknown }).invoke === "function"
+    ? `${what}, which has invoke() but is no chat model (it has no _streamIterator())`
+    : `${what} without invoke()`;
 }
 
 function isChatModel(value: unknown): value is BaseChatModel {

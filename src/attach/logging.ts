@@ -7,6 +7,7 @@
 import { REPAIR_KINDS } from "../core/repair-kinds.js";
 import type { ToolCallRepair } from "../core/repair-log.js";
 import { describeRepairs } from "../core/summary.js";
+import type { ToolMessageFactory } from "../core/tool-message.js";
 import {
   answeredByLaterModelCall,
   danglingCallKey,
@@ -207,6 +208,11 @@ export interface RepairWarnings {
   readonly logger: RepairLogger;
   /** The repairs the logger was warned about, so that a repeat goes to `debug` instead. */
   readonly warned: CountOnceMemory;
+  /**
+   * What the repairs write, so that the warning names it: `ToolMessage`s on the LangChain paths,
+   * tool results of their own format on the others.
+   */
+  readonly library: { readonly makeToolMessage: ToolMessageFactory };
 }
 
 /**
@@ -238,6 +244,7 @@ export function reportRepairs(
   resolverError: unknown,
 ): void {
   const { logger } = warnings;
+  const written = warnings.library.makeToolMessage.className;
   const thread = place.threadId === undefined ? {} : { threadId: place.threadId };
   const fresh: ToolCallRepair[] = [];
   const repeated: ToolCallRepair[] = [];
@@ -270,13 +277,13 @@ export function reportRepairs(
     });
   }
   if (fresh.length > 0) {
-    log(logger, "warn", describeRepairs(fresh), {
+    log(logger, "warn", describeRepairs(fresh, written), {
       ...thread,
       repairs: repeated.length === 0 ? repairs : fresh,
     });
   }
   if (repeated.length > 0) {
-    log(logger, "debug", describeRepairs(repeated) + REPEAT_NOTE, {
+    log(logger, "debug", describeRepairs(repeated, written) + REPEAT_NOTE, {
       ...thread,
       repairs: repeated,
     });

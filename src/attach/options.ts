@@ -7,7 +7,9 @@
  */
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import { z } from "zod/v4";
-import { localeTagSchema, repairOptionsShape, targetSchema } from "../core/policy.js";
+import { notOneOf } from "../core/errors.js";
+import { enumSchema, localeTagSchema, repairOptionsShape } from "../core/policy.js";
+import { REPAIR_TARGETS } from "../core/wire.js";
 import {
   DEFAULT_THREAD_SERIES_LIMIT,
   DEFAULT_THREAD_WINDOW_SECONDS,
@@ -66,12 +68,6 @@ function nameSchema(what: string) {
   });
 }
 
-/** The targets the engine repairs for, as the attachments list them in their errors. */
-const TARGET_NAMES = repairOptionsShape.target
-  .unwrap()
-  .options.map((target) => `"${target}"`)
-  .join(", ");
-
 /** What the attachments add to the engine's options, or widen (`locale` and `target`). */
 const attachmentOptionsShape = {
   /**
@@ -84,10 +80,7 @@ const attachmentOptionsShape = {
    * { target: "openai-responses" } // a model class of your own that sends the Responses API
    * ```
    */
-  target: z
-    .union([z.literal("auto"), targetSchema()], {
-      error: `expected "auto" or one of ${TARGET_NAMES}`,
-    })
+  target: enumSchema(["auto", ...REPAIR_TARGETS])
     .default("auto")
     .describe(
       'The client whose converter the repaired request is for: `"auto"` reads it from the request\'s model, any other value fixes it (see which client a repair is for).',
@@ -227,7 +220,8 @@ const attachmentOptionsShape = {
         z.custom<(threadId: string) => string>((value) => typeof value === "function"),
       ],
       {
-        error: 'expected "raw", "sha256", or a function that maps a thread id to a string',
+        error: (issue) =>
+          notOneOf(["raw", "sha256"], issue.input, "a function that maps a thread id to a string"),
       },
     )
     .default("raw")

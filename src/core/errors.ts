@@ -7,7 +7,8 @@ import type { z } from "zod/v4";
 /**
  * Base class of every error this library throws on purpose.
  *
- * The library only throws at construction time, for bad options; at call time it fails open.
+ * The library only throws for what its caller gets wrong (bad options, or a history passed inside
+ * the object that holds it), before any model call; around a model call it fails open.
  *
  * @example
  * ```ts
@@ -33,9 +34,10 @@ export interface OptionsProblem {
 }
 
 /**
- * Thrown by {@link createRepairPolicy} and {@link danglingToolCallMiddleware} when an option is
- * invalid. The message lists every problem; {@link problems} holds them as data and `cause` keeps
- * the underlying validation error.
+ * Thrown by {@link createRepairPolicy}, {@link danglingToolCallMiddleware} and every other
+ * factory when an option is invalid, and by the repair functions when the history is given inside
+ * the object that holds it. The message lists every problem; {@link problems} holds them as data
+ * and `cause` keeps the underlying validation error.
  *
  * @example
  * ```ts
@@ -53,33 +55,145 @@ export class ToolCallResilienceOptionsError extends ToolCallResilienceError {
   /** Every problem found, in the order the validator reported them. */
   readonly problems: readonly OptionsProblem[];
 
+  /**
+   * @param options.subject - what the options are for, as the message names it
+   * @param options.of - what was given wrong: the `"options"`, or the `"arguments"` (a history)
+   */
   constructor(
     problems: readonly OptionsProblem[],
-    options?: { cause?: unknown; subject?: string },
+    options?: { cause?: unknown; subject?: string; of?: "options" | "arguments" },
   ) {
     const subject = options?.subject ?? "tool-call-resilience";
     const lines = problems.map((problem) =>
       problem.path === "" ? `- ${problem.message}` : `- ${problem.path}: ${problem.message}`,
     );
-    super(`Invalid ${subject} options:\n${lines.join("\n")}`, { cause: options?.cause });
+    super(`Invalid ${subject} ${options?.of ?? "options"}:\n${lines.join("\n")}`, {
+      cause: options?.cause,
+    });
     this.problems = problems;
   }
 }
 
 /**
+ * Options that are unknown where they are given, though another entry point takes them: what the
+ * error says of each, after its name.
+ */
+const OPTIONS_ELSEWHERE: Readonly<Record<string, (subject: string) => string>> = {
+  persist: (subject) =>
+    `belongs to danglingToolCallMiddleware, whose hooks write the repair into the agent's state; ${subject} repairs each request and cannot write the thread`,
+};
+
+/**
+ * The problems of an `unrecognized_keys` issue: one for each key another entry point takes, one
+ * for the rest.
+ */
+function unknownKeyProblems(
+  issue: z.core.$ZodIssueUnrecognizedKeys,
+  subject: string,
+  repairsRequests: boolean,
+): OptionsProblem[] {
+  const path = issue.path.map(String).join(".");
+  const topLevel = issue.path.length === 0;
+  const problems: OptionsProblem[] = [];
+  const unknown: string[] = [];
+  for (const key of issue.keys) {
+    const elsewhere = topLevel && repairsRequests ? OPTIONS_ELSEWHERE[key] : undefined;
+    if (elsewhere === undefined) unknown.push(key);
+    else problems.push({ path: key, message: elsewhere(subject) });
+  }
+  if (unknown.length > 0) {
+    problems.unshift({
+      path,
+      message: `unknown ${topLevel ? "option" : "key"}(s) ${unknown.join(", ")}`,
+    });
+  }
+  return problems;
+}
+
+/**
  * Turns a failed parse into the library's named options error, keeping the zod error as `cause`.
+ * For an attachment that repairs requests, an option that belongs to the middleware (`persist`)
+ * is named with the one it belongs to.
  *
  * @param subject - what the options are for, as the message names it (e.g. `"repair"`)
+ * @param repairsRequests - whether `subject` is such an attachment
  */
-export function optionsError(error: z.ZodError, subject: string): ToolCallResilienceOptionsError {
-  const problems: OptionsProblem[] = error.issues.map((issue) => ({
-    path: issue.path.map(String).join("."),
-    message:
-      issue.code === "unrecognized_keys"
-        ? `unknown ${issue.path.length === 0 ? "option" : "key"}(s) ${issue.keys.join(", ")}`
-        : issue.message,
-  }));
+export function optionsError(
+  error: z.ZodError,
+  subject: string,
+  repairsRequests = false,
+): ToolCallResilienceOptionsError {
+  const problems: OptionsProblem[] = error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? unknownKeyProblems(issue, subject, repairsRequests)
+      : [{ path: issue.path.map(String).join("."), message: issue.message }],
+  );
   return new ToolCallResilienceOptionsError(problems, { cause: error, subject });
+}
+
+/** A value as an error quotes what it got: a string in quotes, a number as it is, else its kind. */
+function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (
+    value === null ||
+    ["number", "boolean", "undefined", "bigint", "symbol"].includes(typeof value)
+  ) {
+    return String(value);
+  }
+  if (typeof value === "function") return "a function";
+  return Array.isArray(value) ? "an array" : "an object";
+}
+
+/**
+ * The message of a value that is not one of a set, worded the same for every option:
+ * `expected one of "drop", "keep"; got "delete"`.
+ *
+ * @param values - the values the option takes
+ * @param got - the value given
+ * @param orElse - what else it takes, besides the set (`"a function of the thread id"`)
+ * @example
+ * ```ts
+ * z.enum(["drop", "keep"], { error: (issue) => notOneOf(["drop", "keep"], issue.input) });
+ * ```
+ */
+export function notOneOf(values: readonly unknown[], got: unknown, orElse?: string): string {
+  const list = values.map(shown).join(", ");
+  return `expected one of ${list}${orElse === undefined ? "" : `, or ${orElse}`}; got ${shown(got)}`;
+}
+
+/**
+ * Refuses a history given inside the object that holds it (a graph's state, a request's
+ * parameters) instead of as the list itself: the caller's mistake, told before any model call,
+ * where passing the object on would repair nothing on every call, without a word. Anything else
+ * that is no list is left to the repair, which passes it on as it is.
+ *
+ * @param history - the first argument of a repair function
+ * @param field - the field such an object holds the list in: `"messages"`, or `"input"`
+ * @param subject - the function, as the message names it
+ * @param list - the list expected, as the message names it: `"the message array (state.messages)"`
+ * @throws {ToolCallResilienceOptionsError} when `history` is an object with such a field
+ */
+export function refuseHistoryHolder(
+  history: unknown,
+  field: string,
+  subject: string,
+  list: string,
+): void {
+  if (!isHolder(history, field)) return;
+  const article = /^[aeiou]/.test(field) ? "an" : "a";
+  throw new ToolCallResilienceOptionsError(
+    [{ path: "", message: `expected ${list}, got an object with ${article} ${field} field` }],
+    { subject, of: "arguments" },
+  );
+}
+
+/** Whether a value is an object, not a list, with `field` (read safely: a history may be hostile). */
+function isHolder(value: unknown, field: string): boolean {
+  try {
+    return typeof value === "object" && value !== null && !Array.isArray(value) && field in value;
+  } catch {
+    return false;
+  }
 }
 
 /**

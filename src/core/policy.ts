@@ -3,7 +3,7 @@
  * that the engine trusts.
  */
 import { z } from "zod/v4";
-import { optionsError } from "./errors.js";
+import { notOneOf, optionsError } from "./errors.js";
 import { isWellFormedLocale, PLACEHOLDER_REASONS, type PlaceholderReason } from "./locales.js";
 import {
   type PlaceholderFunction,
@@ -47,11 +47,17 @@ export const localeTagSchema = z.string().refine(isWellFormedLocale, {
   error: 'expected a BCP 47 language tag such as "en" or "zh-TW"',
 });
 
-/** The schema of a repair target; the attachments add `"auto"`. */
-export function targetSchema() {
-  return z.enum(REPAIR_TARGETS, {
-    error: `expected one of ${REPAIR_TARGETS.map((target) => `"${target}"`).join(", ")}`,
-  });
+/**
+ * An option that takes one string of a set, refused in the words every such option uses
+ * (`expected one of "drop", "keep"; got "delete"`).
+ *
+ * @example
+ * ```ts
+ * const orphans = enumSchema(["drop", "keep"]);
+ * ```
+ */
+export function enumSchema<const Values extends readonly [string, ...string[]]>(values: Values) {
+  return z.enum(values, { error: (issue) => notOneOf(values, issue.input) });
 }
 
 /**
@@ -120,8 +126,7 @@ export const repairOptionsShape = {
    * `"drop"` removes tool results that answer no earlier call from the request; `"keep"` leaves them.
    * @default "drop"
    */
-  orphans: z
-    .enum(["drop", "keep"])
+  orphans: enumSchema(["drop", "keep"])
     .default("drop")
     .describe("A tool result that answers no earlier call is dropped from the request, or kept."),
   /**
@@ -129,8 +134,7 @@ export const repairOptionsShape = {
    * `"keep"` leaves it where it is.
    * @default "regroup"
    */
-  misplaced: z
-    .enum(["regroup", "keep"])
+  misplaced: enumSchema(["regroup", "keep"])
     .default("regroup")
     .describe(
       "A result separated from its call by another message is moved into the group right after its call, or left where it is.",
@@ -147,7 +151,7 @@ export const repairOptionsShape = {
    * repairToolCalls(history, { target: "openai-responses" });
    * ```
    */
-  target: targetSchema()
+  target: enumSchema(REPAIR_TARGETS)
     .default("any")
     .describe(
       'The client whose converter the repaired history is for: `"openai-completions"`, `"openai-responses"`, `"anthropic"`, or `"any"`, a history every one of them sends alike.',

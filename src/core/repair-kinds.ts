@@ -16,7 +16,8 @@ interface RepairKindEntry<Kind extends string = string> {
   readonly auditName: string;
   /**
    * How the log line tells of `n` such repairs: `<verb> <n> <object>`, as in
-   * `moved 1 misplaced tool result(s)`.
+   * `moved 1 misplaced tool result(s)`. `{result}` in the object stands for what the repair wrote
+   * (see {@link describeRepairCount}).
    */
   readonly phrase: { readonly verb: string; readonly object: string };
 }
@@ -43,7 +44,7 @@ export const REPAIR_KINDS = defineRepairKinds({
   placeholder_inserted: {
     metricValue: "placeholder_inserted",
     auditName: "dangling",
-    phrase: { verb: "Injecting", object: "placeholder ToolMessage(s) for dangling tool calls" },
+    phrase: { verb: "Injecting", object: "placeholder {result}(s) for dangling tool calls" },
   },
   /** A result separated from its call was moved back. */
   result_moved: {
@@ -124,14 +125,27 @@ export const REPAIR_KIND_NAMES: readonly RepairKind[] = Object.freeze(
 );
 
 /**
+ * What the log line calls a tool result the engine wrote, unless the messages it writes have a
+ * name of their own: the native formats' placeholders are tool results of their format.
+ */
+export const TOOL_RESULT_WORDS = "tool result";
+
+/**
  * The log line's words for `count` repairs of a kind.
  *
+ * @param result - what the repair wrote, for `{result}` in the phrase: `"ToolMessage"` on the
+ *   LangChain paths
  * @example
  * ```ts
  * describeRepairCount("result_moved", 2); // "moved 2 misplaced tool result(s)"
+ * describeRepairCount("placeholder_inserted", 1, "ToolMessage"); // "Injecting 1 placeholder ToolMessage(s) for dangling tool calls"
  * ```
  */
-export function describeRepairCount(kind: RepairKind, count: number): string {
+export function describeRepairCount(
+  kind: RepairKind,
+  count: number,
+  result: string = TOOL_RESULT_WORDS,
+): string {
   const { verb, object } = REPAIR_KINDS[kind].phrase;
-  return `${verb} ${count} ${object}`;
+  return `${verb} ${count} ${object.replace("{result}", result)}`;
 }

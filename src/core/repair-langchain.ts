@@ -4,6 +4,7 @@
  * without it, can share the rest.
  */
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { refuseHistoryHolder } from "./errors.js";
 import type { RepairOptions, RepairPolicy } from "./policy.js";
 import { repairHistory, repairHistoryCarefully } from "./repair.js";
 import type { HistoryRepair, RepairContext } from "./repair-log.js";
@@ -41,6 +42,7 @@ export const newToolMessage: ToolMessageFactory<ToolMessage | AIMessage | HumanM
               response_metadata,
             })
           : new HumanMessage({ content, additional_kwargs: {}, response_metadata }),
+      className: "ToolMessage",
     },
   );
 
@@ -60,8 +62,9 @@ export const newToolMessage: ToolMessageFactory<ToolMessage | AIMessage | HumanM
  * @param messages - the history: LangChain messages or plain objects of the same shape
  * @param policy - a policy from {@link createRepairPolicy}, or options to validate on the spot
  * @param context - per-call settings, such as the locale of this request
- * @throws {ToolCallResilienceOptionsError} only when `policy` is given as invalid options, or the
- *   context names an unknown target
+ * @throws {ToolCallResilienceOptionsError} only when `policy` is given as invalid options, the
+ *   context names an unknown target, or `messages` is the object that holds the history (a
+ *   graph's state) rather than the array (`state.messages`)
  *
  * @example A dangling call gets a placeholder right after its AI message
  * ```ts
@@ -81,6 +84,12 @@ export function repairToolCalls<T>(
   policy?: RepairPolicy | RepairOptions,
   context?: RepairContext,
 ): RepairResult<T> {
+  refuseHistoryHolder(
+    messages,
+    "messages",
+    "repairToolCalls",
+    "the message array (state.messages)",
+  );
   return repairHistory(messages, newToolMessage, policy, context);
 }
 

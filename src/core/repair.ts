@@ -6,7 +6,7 @@
  * `repair-rebuild.ts` for the rest; `repair-log.ts` and `placeholder-message.ts` for what every
  * path records and inserts; `repair-kinds.ts` for the kinds of repair.
  */
-import { ToolCallResilienceOptionsError } from "./errors.js";
+import { notOneOf, ToolCallResilienceOptionsError } from "./errors.js";
 import { shieldHistory } from "./hostile.js";
 import { insertPlaceholders } from "./insert-placeholders.js";
 import { findMissingResults } from "./missing-results.js";
@@ -73,12 +73,7 @@ function targetOf(policy: RepairPolicy, context: RepairContext | undefined): Rep
   // A list of four: cheaper to scan than a set's hash, on every model call.
   if ((REPAIR_TARGETS as readonly unknown[]).includes(target)) return target;
   throw new ToolCallResilienceOptionsError(
-    [
-      {
-        path: "target",
-        message: `expected one of ${REPAIR_TARGETS.map((name) => `"${name}"`).join(", ")}`,
-      },
-    ],
+    [{ path: "target", message: notOneOf(REPAIR_TARGETS, target) }],
     { subject: "repair context" },
   );
 }

@@ -1,6 +1,11 @@
 /** Counting and describing repairs, for logs and for whoever reports on them. */
 
-import { describeRepairCount, REPAIR_KIND_NAMES, type RepairKind } from "./repair-kinds.js";
+import {
+  describeRepairCount,
+  REPAIR_KIND_NAMES,
+  type RepairKind,
+  TOOL_RESULT_WORDS,
+} from "./repair-kinds.js";
 import type { ToolCallRepair } from "./repair-log.js";
 
 /** How many repairs of each kind. */
@@ -26,19 +31,24 @@ const LEADING_KIND: RepairKind = "placeholder_inserted";
 
 /**
  * One line that says what was repaired, led by the placeholder count that operators grep for:
- * `Injecting 2 placeholder ToolMessage(s) for dangling tool calls; moved 1 misplaced tool result(s)`.
+ * `Injecting 2 placeholder tool result(s) for dangling tool calls; moved 1 misplaced tool result(s)`.
  * Each kind is told in its words from the table of kinds, in the table's order.
  *
+ * @param result - what the placeholders are called: `"tool result"`, or the class of the
+ *   messages written; the LangChain attachments' warning says `"ToolMessage"`
  * @example
  * ```ts
  * const { repairs } = repairToolCalls(history);
- * if (repairs.length > 0) console.warn(describeRepairs(repairs));
+ * if (repairs.length > 0) console.warn(describeRepairs(repairs, "ToolMessage"));
  * ```
  */
-export function describeRepairs(repairs: readonly ToolCallRepair[]): string {
+export function describeRepairs(
+  repairs: readonly ToolCallRepair[],
+  result: string = TOOL_RESULT_WORDS,
+): string {
   const counts = countRepairs(repairs);
   const parts = REPAIR_KIND_NAMES.filter((kind) => counts[kind] > 0).map((kind) =>
-    describeRepairCount(kind, counts[kind]),
+    describeRepairCount(kind, counts[kind], result),
   );
   if (parts.length === 0) return "No tool-call repair needed";
   const line = parts.join("; ");

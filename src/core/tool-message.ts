@@ -27,10 +27,15 @@ export interface TurnMessageFields {
  *
  * A factory with `turn` also makes the short synthetic turns some wires' order of turns needs:
  * an AI message (`"ai"`) or a human message (`"human"`). Without it the engine writes none, as for
- * the native formats, whose wires have no such rule.
+ * the native formats, whose wires have no such rule. Its `className` is for the log line.
  */
 export type ToolMessageFactory<R = unknown> = ((fields: ToolMessageFields) => R) & {
   readonly turn?: (role: "ai" | "human", fields: TurnMessageFields) => R;
+  /**
+   * The class of the tool messages it makes, which the log line names its placeholders by
+   * (`"ToolMessage"`); without it they are told as tool results, as the formats write them.
+   */
+  readonly className?: string;
 };
 
 /** A tool message as a plain object: its fields and `type: "tool"`, the way the engine reads one. */

@@ -120,7 +120,8 @@ export const anthropicFormat = groupedFormat({
  *
  * @param options - the shared options, validated once per options object (keep one)
  * @param context - `threadId`, `model`, `tools`, `locale` of this call
- * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid, or `messages` is the object
+ *   that holds the history (a request's parameters) rather than the array
  *
  * @example
  * ```ts

@@ -19,6 +19,7 @@ import {
   type Repairer,
   recordFailedOpen,
 } from "../attach/repairer.js";
+import { refuseHistoryHolder } from "../core/errors.js";
 import { withWindow } from "../core/policy.js";
 import type { ToolCallRepair } from "../core/repair-log.js";
 import { plainToolMessage } from "../core/tool-message.js";
@@ -95,7 +96,8 @@ export function repairerOf(format: string, options: ToolCallRepairOptions | unde
  * back unchanged; if writing the repaired messages fails, the error is logged and the input comes
  * back unchanged too.
  *
- * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid, or `messages` is the object
+ *   that holds the history (a request's parameters) rather than the array
  *
  * @example
  * ```ts
@@ -108,6 +110,7 @@ export function repairInFormat<M>(
   options?: ToolCallRepairOptions,
   context: FormatRepairContext = {},
 ): FormatRepairResult<M> {
+  refuseHistoryHolder(messages, "messages", format.name, "the message array (params.messages)");
   return prepareInFormat(format, messages, options, context).repaired;
 }
 

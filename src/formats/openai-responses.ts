@@ -18,6 +18,7 @@
 import { logFailedOpen } from "../attach/logging.js";
 import type { ToolCallRepairOptions } from "../attach/options.js";
 import { recordFailedOpen } from "../attach/repairer.js";
+import { refuseHistoryHolder } from "../core/errors.js";
 import type { Mutable, ToolCallRepair } from "../core/repair-log.js";
 import { formatRequestOf, prepareInFormat, repairerOf } from "./format.js";
 import type {
@@ -335,7 +336,8 @@ function entriesOf(
  *
  * @param options - the shared options, validated once per options object (keep one)
  * @param context - `threadId`, `model`, `tools`, `locale`, and `continuesStoredResponse`
- * @throws {ToolCallResilienceOptionsError} when an option is invalid
+ * @throws {ToolCallResilienceOptionsError} when an option is invalid, or `items` is the object
+ *   that holds the input (a request's parameters) rather than its items
  *
  * @example
  * ```ts
@@ -352,6 +354,7 @@ export function repairResponsesInput<M>(
   context?: ResponsesRepairContext,
 ): FormatRepairResult<M | ResponsesPlaceholderItem> {
   type Result = FormatRepairResult<M | ResponsesPlaceholderItem>;
+  refuseHistoryHolder(items, "input", FORMAT_NAME, "the input item array (params.input)");
   const repairer = repairerOf(FORMAT_NAME, options);
   const settings: ResponsesRepairContext = { ...context, tools: withToolNames(context?.tools) };
   const unchanged: Result = { messages: items as M[], repairs: [] };

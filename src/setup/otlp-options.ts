@@ -5,6 +5,7 @@
  * `startTelemetry()` and the public declarations reach no code of the SDK's or of the exporters'.
  */
 import { z } from "zod/v4";
+import { notOneOf } from "../core/errors.js";
 
 /** The OTLP transports `startTelemetry()` can push with: protobuf or JSON over HTTP. */
 export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const;
@@ -13,7 +14,9 @@ export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 /** What a protocol other than those gets, from the option or from an `OTEL_*` variable. */
-export const PROTOCOL_ERROR = `expected "http/protobuf" or "http/json" (startTelemetry pushes OTLP over HTTP)`;
+export function protocolError(got: unknown): string {
+  return `${notOneOf(OTLP_PROTOCOLS, got)} (startTelemetry pushes OTLP over HTTP)`;
+}
 
 /** The longest interval a Node.js timer keeps; a longer one fires at once, every millisecond. */
 export const MAX_INTERVAL_MILLIS = 2_147_483_647;
@@ -64,7 +67,7 @@ const otlpOptionsShape = {
    *   signal), else `OTEL_EXPORTER_OTLP_PROTOCOL`, else `"http/protobuf"`
    */
   protocol: z
-    .enum(OTLP_PROTOCOLS, { error: PROTOCOL_ERROR })
+    .enum(OTLP_PROTOCOLS, { error: (issue) => protocolError(issue.input) })
     .optional()
     .describe(
       "The encoding. gRPC is refused: a Collector takes OTLP/HTTP on 4318, Prometheus only OTLP/HTTP.",

@@ -51,7 +51,7 @@ const viewsOptionsShape = {
   threadCardinalityLimit: z
     .never({
       error:
-        "no longer an option: the per-thread metric is no instrument, and the middleware's threadSeriesLimit bounds it",
+        "was removed; set threadSeriesLimit on danglingToolCallMiddleware (or whichever attachment records) instead: the per-thread metric is no instrument, so no view bounds it",
     })
     .optional()
     .describe(

@@ -202,7 +202,7 @@ export function toolCallRepairMiddleware(
   options: ToolCallRepairMiddlewareOptions = {},
 ): ToolCallRepairMiddleware {
   const parsed = toolCallRepairOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw optionsError(parsed.error, MIDDLEWARE_NAME);
+  if (!parsed.success) throw optionsError(parsed.error, MIDDLEWARE_NAME, true);
   const repairer = repairerFrom(
     parsed.data,
     ATTACHMENT,

@@ -28,7 +28,7 @@ import {
   toolCallRepairOptionsShape,
 } from "../attach/options.js";
 import { type MessageLibrary, recordFailedOpen, repairerFrom } from "../attach/repairer.js";
-import { optionsError } from "../core/errors.js";
+import { notOneOf, optionsError } from "../core/errors.js";
 import { formatRequestOf, PLAIN_MESSAGES, prepareInFormat } from "../formats/format.js";
 import type { FormatRepairContext } from "../formats/message-format.js";
 import { agentItemsFormat, type Turn, turnsOf } from "./openai-agents-items.js";
@@ -137,7 +137,9 @@ const filterOptionsShape = {
    * ```
    */
   continuesStoredResponse: z
-    .union([z.boolean(), z.literal("auto")], { error: 'expected true, false or "auto"' })
+    .union([z.boolean(), z.literal("auto")], {
+      error: (issue) => notOneOf([true, false, "auto"], issue.input),
+    })
     .optional()
     .describe(
       'Whether the run continues a conversation the provider keeps (`previousResponseId`, `conversationId`), so that a result whose call the input does not hold answers a call the provider holds and passes on as it is: `true` always keeps such results, `false` drops them as orphans (the input is the whole history), `"auto"` (the default) keeps them only when the input holds nothing the model produced, as the SDK sends it in those runs.',
@@ -251,7 +253,7 @@ export function toolCallRepairInputFilter(
   options: ToolCallRepairInputFilterOptions = {},
 ): ToolCallRepairInputFilter {
   const parsed = toolCallRepairInputFilterOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw optionsError(parsed.error, FILTER_NAME);
+  if (!parsed.success) throw optionsError(parsed.error, FILTER_NAME, true);
   const { threadId, locale, continuesStoredResponse = "auto", ...shared } = parsed.data;
   let current: CurrentCall | undefined;
   const library: MessageLibrary = {

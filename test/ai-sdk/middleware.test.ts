@@ -127,7 +127,7 @@ describe("transformParams", () => {
     }
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledWith(
-      "[tool-call-resilience] Injecting 1 placeholder ToolMessage(s) for dangling tool calls",
+      "[tool-call-resilience] Injecting 1 placeholder tool result(s) for dangling tool calls",
       expect.objectContaining({ threadId: "t-1" }),
     );
     expect(logger.debug).toHaveBeenCalledTimes(2);

@@ -6,7 +6,9 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { RunnableBinding, RunnableLambda } from "@langchain/core/runnables";
+import { ChatOpenAI } from "@langchain/openai";
 import type { MeterProvider } from "@opentelemetry/api";
+import { createAgent } from "langchain";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { unrepairedModelOf } from "../../src/attach/chat-model.js";
@@ -136,14 +138,40 @@ describe("withToolCallRepair", () => {
     const base = scriptedModel();
     expect(() => withToolCallRepair(base, { window: -1 })).toThrow(ToolCallResilienceOptionsError);
     expect(() => withToolCallRepair(base, { window: -1 })).toThrow(/withToolCallRepair.*window/s);
-    expect(() => withToolCallRepair(base, { persist: true } as never)).toThrow(/persist/);
+    expect(() => withToolCallRepair(base, { persist: true } as never)).toThrow(
+      "- persist: belongs to danglingToolCallMiddleware, whose hooks write the repair into the agent's state; withToolCallRepair repairs each request and cannot write the thread",
+    );
   });
 
-  it("refuses what is not a chat model, saying what it got", () => {
-    expect(() => withToolCallRepair("openai:gpt-4.1" as never)).toThrow(
-      /withToolCallRepair expects a LangChain chat model .*got the string "openai:gpt-4.1"/,
+  it("refuses what is not a chat model, saying what it expected and what it got", () => {
+    const expected =
+      "withToolCallRepair expects a LangChain chat model first (new ChatOpenAI(...), await initChatModel(...), ...) and its options second; got";
+    const refusal = (model: unknown) => {
+      try {
+        withToolCallRepair(model as never);
+      } catch (error) {
+        expect(error).toBeInstanceOf(TypeError);
+        return (error as Error).message.replace(expected, "").trim();
+      }
+      throw new Error("expected withToolCallRepair to throw");
+    };
+    const agent = createAgent({ model: scriptedModel(), tools: [] });
+    const pending = Promise.resolve(scriptedModel());
+    expect(refusal({ logger: false, target: "auto" })).toBe(
+      "the options { logger, target } in the model's place",
     );
-    expect(() => withToolCallRepair(null as never)).toThrow(TypeError);
+    expect(refusal({ model: "gpt-4.1", temperature: 0 })).toBe(
+      "a plain object { model, temperature }",
+    );
+    expect(refusal(ChatOpenAI)).toBe(
+      "the class ChatOpenAI itself, not an instance (new ChatOpenAI(...))",
+    );
+    expect(refusal(pending)).toBe("a promise; await it first (initChatModel is async)");
+    expect(refusal(agent)).toBe(
+      "a ReactAgent, which has invoke() but is no chat model (it has no _streamIterator())",
+    );
+    expect(refusal("openai:gpt-4.1")).toBe('the string "openai:gpt-4.1"');
+    expect(refusal(null)).toBe("null");
   });
 
   it("lets the model's own errors through unchanged", async () => {

@@ -13,7 +13,9 @@ import {
   telemetryFailureLogger,
 } from "../../src/attach/logging.js";
 import type { RepairLogger } from "../../src/attach/options.js";
+import { newToolMessage } from "../../src/core/repair-langchain.js";
 import type { ToolCallRepair } from "../../src/core/repair-log.js";
+import { plainToolMessage, type ToolMessageFactory } from "../../src/core/tool-message.js";
 import { CountOnceMemory } from "../../src/telemetry/count-once.js";
 
 const PREFIX = "[tool-call-resilience] ";
@@ -153,6 +155,8 @@ describe("telemetryFailureLogger", () => {
 });
 
 describe("reportRepairs", () => {
+  /** What the native formats write: plain tool messages, turned into their own tool results. */
+  const PLAIN = { makeToolMessage: plainToolMessage };
   const history = [{ type: "ai", id: "a1", tool_calls: [{ id: "call_1", name: "search" }] }];
   const placeholder: ToolCallRepair = {
     kind: "placeholder_inserted",
@@ -165,7 +169,7 @@ describe("reportRepairs", () => {
 
   it("warns about a repair the first time its history shows it, and repeats it at debug", () => {
     const logger = spyLogger();
-    const warnings = { logger, warned: new CountOnceMemory(10) };
+    const warnings = { logger, warned: new CountOnceMemory(10), library: PLAIN };
     const place = { threadId: "t1" };
     reportRepairs(warnings, place, history, [placeholder], undefined);
     reportRepairs(warnings, place, history, [placeholder], undefined);
@@ -175,12 +179,34 @@ describe("reportRepairs", () => {
     expect(logger.debug.mock.calls[0]?.[0]).toMatch(/\(again; warned on an earlier model call\)$/);
   });
 
+  it("names the placeholders by what the repair wrote: ToolMessages for LangChain, tool results otherwise", () => {
+    const langChain = spyLogger();
+    const plain = spyLogger();
+    const place = { threadId: undefined };
+    const warnings = (
+      logger: RepairLogger,
+      makeToolMessage: ToolMessageFactory = plainToolMessage,
+    ) => ({
+      logger,
+      warned: new CountOnceMemory(0),
+      library: { makeToolMessage },
+    });
+    reportRepairs(warnings(langChain, newToolMessage), place, history, [placeholder], undefined);
+    reportRepairs(warnings(plain), place, history, [placeholder], undefined);
+    expect(langChain.warn.mock.calls[0]?.[0]).toBe(
+      `${PREFIX}Injecting 1 placeholder ToolMessage(s) for dangling tool calls`,
+    );
+    expect(plain.warn.mock.calls[0]?.[0]).toBe(
+      `${PREFIX}Injecting 1 placeholder tool result(s) for dangling tool calls`,
+    );
+  });
+
   it("logs a locale resolver's failure at warn when a new placeholder needed its text", () => {
     const logger = spyLogger();
     const error = new Error("no locale");
     const place = { threadId: undefined };
     reportRepairs(
-      { logger, warned: new CountOnceMemory(10) },
+      { logger, warned: new CountOnceMemory(10), library: PLAIN },
       place,
       history,
       [placeholder],

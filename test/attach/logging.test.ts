@@ -31,7 +31,10 @@ import { aiCalls, human } from "../helpers/history.js";
 import { metricsHarness } from "../helpers/telemetry.js";
 
 const PREFIX = "[tool-call-resilience] ";
+/** The warning of a LangChain attachment, whose placeholders are `ToolMessage`s. */
 const ONE_PLACEHOLDER = `${PREFIX}Injecting 1 placeholder ToolMessage(s) for dangling tool calls`;
+/** The warning of a native format, whose placeholders are tool results of that format. */
+const ONE_NATIVE_PLACEHOLDER = `${PREFIX}Injecting 1 placeholder tool result(s) for dangling tool calls`;
 /** A placeholder, and the synthetic reply written between it and the user message after it. */
 const ONE_PLACEHOLDER_AND_TURN = `${ONE_PLACEHOLDER}; inserted 1 synthetic turn(s) the order of turns needs`;
 const CALL_1 = { id: "call_1", name: "search", args: { query: "weather" } };
@@ -103,7 +106,7 @@ function hookOf(options: Parameters<typeof danglingToolCallMiddleware>[0]) {
 }
 
 describe("every line the library logs starts with [tool-call-resilience]", () => {
-  it("the repair warning, of the middleware, withToolCallRepair and a native format", async () => {
+  it("the repair warning, of the middleware, withToolCallRepair and a native format, each naming what it inserts", async () => {
     const logger = spyLogger();
     hookOf({ logger })(brokenThread(), "prefix-middleware");
     await withToolCallRepair(scriptedModel(new AIMessage("fine")), { logger }).invoke(
@@ -122,7 +125,7 @@ describe("every line the library logs starts with [tool-call-resilience]", () =>
     expect(logger.warn.mock.calls.map(([message]) => message)).toEqual([
       ONE_PLACEHOLDER_AND_TURN,
       ONE_PLACEHOLDER_AND_TURN,
-      ONE_PLACEHOLDER,
+      ONE_NATIVE_PLACEHOLDER,
     ]);
   });
 

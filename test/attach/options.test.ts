@@ -37,6 +37,19 @@ describe("toolCallRepairOptionsSchema", () => {
     });
   });
 
+  it("words a value outside a set as the engine does: the values it takes, then the one given", () => {
+    const parsed = toolCallRepairOptionsSchema.safeParse({
+      target: "openai",
+      threadIdAttribute: "md5",
+    });
+    expect(
+      parsed.error?.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`),
+    ).toEqual([
+      'target: expected one of "auto", "any", "openai-completions", "openai-responses", "anthropic"; got "openai"',
+      'threadIdAttribute: expected one of "raw", "sha256", or a function that maps a thread id to a string; got "md5"',
+    ]);
+  });
+
   it("rejects an unknown option and a logger without warn", () => {
     expect(toolCallRepairOptionsSchema.safeParse({ windw: 3 }).success).toBe(false);
     expect(toolCallRepairOptionsSchema.safeParse({ logger: { error() {} } }).success).toBe(false);

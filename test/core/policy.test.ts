@@ -169,6 +169,20 @@ describe("option validation", () => {
     expect(error.cause).toBeDefined();
   });
 
+  it("words every value outside a set one way: the values it takes, then the one given", () => {
+    const messages = (options: unknown) =>
+      problemsOf(options).problems.map((problem) => `${problem.path}: ${problem.message}`);
+    expect(messages({ orphans: "delete", misplaced: 3, target: "openai" })).toEqual([
+      'orphans: expected one of "drop", "keep"; got "delete"',
+      'misplaced: expected one of "regroup", "keep"; got 3',
+      'target: expected one of "any", "openai-completions", "openai-responses", "anthropic"; got "openai"',
+    ]);
+    // The target a call's context names, checked by hand, reads the same.
+    expect(() => repairToolCalls([], undefined, { target: "openai" as never })).toThrow(
+      '- target: expected one of "any", "openai-completions", "openai-responses", "anthropic"; got "openai"',
+    );
+  });
+
   it("lists every problem at once", () => {
     const error = problemsOf({ window: -1, orphans: "nope" });
     expect(error.problems.map((problem) => problem.path).sort()).toEqual(["orphans", "window"]);

@@ -51,13 +51,25 @@ describe("the table of repair kinds", () => {
   it("describes a repair of each kind with its phrase", () => {
     for (const kind of KINDS) {
       const { verb, object } = REPAIR_KINDS[kind].phrase;
-      expect(describeRepairs([repairOf(kind)])).toContain(`${verb} 1 ${object}`);
+      expect(describeRepairs([repairOf(kind)])).toContain(
+        `${verb} 1 ${object.replace("{result}", "tool result")}`,
+      );
     }
+  });
+
+  it("names the placeholders tool results, or by the class of message they are", () => {
+    const placeholders = [repairOf("placeholder_inserted"), repairOf("placeholder_inserted")];
+    expect(describeRepairs(placeholders)).toBe(
+      "Injecting 2 placeholder tool result(s) for dangling tool calls",
+    );
+    expect(describeRepairs(placeholders, "ToolMessage")).toBe(
+      "Injecting 2 placeholder ToolMessage(s) for dangling tool calls",
+    );
   });
 
   it("describes repairs of every kind in one line, placeholders first", () => {
     expect(describeRepairs(KINDS.map(repairOf))).toBe(
-      "Injecting 1 placeholder ToolMessage(s) for dangling tool calls; " +
+      "Injecting 1 placeholder tool result(s) for dangling tool calls; " +
         "moved 1 misplaced tool result(s); dropped 1 orphan tool result(s); " +
         "assigned 1 missing or repeated tool call id(s); named 1 tool call(s) that had no name; " +
         "listed 1 tool call(s) in tool_calls that not every client sends; " +

@@ -6,6 +6,7 @@ import {
   repairToolCalls,
   syntheticReasonOf,
   type ToolCallRepair,
+  ToolCallResilienceOptionsError,
 } from "../../src/index.js";
 import { aiCalls, aiText, human, shapeOf, system, toolResult } from "../helpers/history.js";
 
@@ -776,6 +777,14 @@ describe("lenient reading", () => {
   it("returns a non-array argument as it is", () => {
     const notAnArray = { length: 3 } as unknown as unknown[];
     expect(repairToolCalls(notAnArray).messages).toBe(notAnArray);
+  });
+
+  it("refuses the state in place of its messages, saying to pass the array", () => {
+    const state = { messages: [aiCalls("call_1")] };
+    expect(() => repairToolCalls(state as never)).toThrow(ToolCallResilienceOptionsError);
+    expect(() => repairToolCalls(state as never)).toThrow(
+      "Invalid repairToolCalls arguments:\n- expected the message array (state.messages), got an object with a messages field",
+    );
   });
 });
 

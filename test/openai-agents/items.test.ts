@@ -496,6 +496,15 @@ describe("failing open", () => {
     expect(results[0]).toMatchObject({ callId: (repaired[5] as { callId: string }).callId });
   });
 
+  it("warns of the tool result it inserted, in the SDK's words, not LangChain's", () => {
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    toolCallRepairInputFilter({ logger })(argsOf([user("a"), functionCall("call_1")]));
+    expect(logger.warn).toHaveBeenCalledWith(
+      "[tool-call-resilience] Injecting 1 placeholder tool result(s) for dangling tool calls",
+      expect.objectContaining({ repairs: [expect.objectContaining({ toolCallId: "call_1" })] }),
+    );
+  });
+
   it("passes an input it cannot read on unchanged, logged and counted as failed_open", async () => {
     const harness = metricsHarness();
     const logger = { warn: vi.fn(), error: vi.fn() };

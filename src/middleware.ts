@@ -8,11 +8,12 @@ import { createMiddleware } from "langchain";
 import { z } from "zod/v4";
 import { unrepairedModelOf } from "./attach/chat-model.js";
 import { LANGCHAIN_MESSAGES } from "./attach/langchain.js";
-import { log } from "./attach/logging.js";
-import { toolCallRepairOptionsShape } from "./attach/options.js";
-import { callRepaired, repairerFrom, repairRequest } from "./attach/repairer.js";
+import { log, logFailedOpen } from "./attach/logging.js";
+import { type LocaleRequest, toolCallRepairOptionsShape } from "./attach/options.js";
+import { callRepaired, repairerFrom, repairRequest, repairSilently } from "./attach/repairer.js";
 import { historyPlaceOf, targetOfRequest } from "./attach/request.js";
 import { optionsError } from "./core/errors.js";
+import type { HistoryPlace } from "./telemetry/call-identity.js";
 import { PendingInspections } from "./telemetry/pending-inspections.js";
 import { OUTCOME_VALUE_CLEAN } from "./telemetry/semconv.js";
 
@@ -30,15 +31,17 @@ export const MIDDLEWARE_NAME = "DanglingToolCallMiddleware";
 const persistOptionShape = {
   /**
    * Also write the repaired history back to the thread's state, once, when a repair is needed, so
-   * a checkpointed thread is repaired for good. Off by default: the request is repaired and the
-   * stored history is left as it was.
+   * a checkpointed thread is repaired for good: before the model call, or, when the run reaches
+   * the model past the `beforeModel` hooks (`humanInTheLoopMiddleware` after a rejection), right
+   * after it, in the same turn. Off by default: the request is repaired and the stored history is
+   * left as it was.
    * @default false
    */
   persist: z
     .boolean()
     .default(false)
     .describe(
-      "Also write the repaired history to the thread's state, once (a `beforeModel` hook returning `RemoveMessage(REMOVE_ALL_MESSAGES)` and the repaired list), so a checkpointed thread is repaired for good.",
+      "Also write the repaired history to the thread's state, once (a `beforeModel` hook returning `RemoveMessage(REMOVE_ALL_MESSAGES)` and the repaired list; an `afterModel` hook when the run reached the model past the `beforeModel` hooks, as `humanInTheLoopMiddleware` does after a rejection), so a checkpointed thread is repaired for good.",
     ),
 };
 
@@ -76,8 +79,91 @@ export const DOUBLE_ATTACHMENT_WARNING =
   "the middleware calls the model behind the wrapper, so each request is repaired and counted once. " +
   "Drop withToolCallRepair from createAgent's model (the middleware does its job there, persist included).";
 
-/** The context keys the `persist` hook can read: any value, never required. */
+/** The context keys the `persist` hooks can read: any value, never required. */
 const persistedContextSchema = z.object({ locale: z.unknown().optional() });
+
+/**
+ * The state update that replaces a thread's messages with these: LangGraph's messages reducer
+ * only appends or replaces by id, so a message inserted between two others needs the whole list.
+ * The messages are the state's and the `ToolMessage`s the engine made for them (LANGCHAIN_MESSAGES).
+ */
+function replacingMessages(repaired: readonly unknown[], after: readonly BaseMessage[] = []) {
+  return {
+    messages: [
+      new RemoveMessage({ id: REMOVE_ALL_MESSAGES }),
+      ...(repaired as readonly BaseMessage[]),
+      ...after,
+    ],
+  };
+}
+
+/** A message's id, if it has one as a string. */
+function idOf(message: unknown): string | undefined {
+  const id = (message as { readonly id?: unknown } | undefined)?.id;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** Where the history a model node started from ends in the state: its length and last id. */
+interface HistoryBefore {
+  readonly length: number;
+  readonly lastId: string;
+}
+
+/** Most histories whose repaired model call waits for its `afterModel` hook at once. */
+const MAX_REPAIRED_MODEL_CALLS = 10_000;
+
+/**
+ * The model calls that `persist` had to repair in `wrapModelCall`, per history (thread, and the
+ * run of the graph that holds it, as the `beforeModel` repairs wait for their model call), until
+ * the `afterModel` hook of the same node's run takes them. A model call that fails leaves its
+ * entry to the next model call of the history, which replaces or clears it; the oldest entries
+ * go beyond {@link MAX_REPAIRED_MODEL_CALLS} histories.
+ */
+class RepairedModelCalls {
+  readonly #byHistory = new Map<string, HistoryBefore>();
+
+  /**
+   * Notes whether the model call of this request went out repaired (`sent` is not the request's
+   * own list); never throws, since it runs on the way to the model.
+   */
+  note(
+    request: { readonly messages: readonly unknown[]; readonly state?: unknown } & Pick<
+      LocaleRequest,
+      "runtime"
+    >,
+    sent: readonly unknown[],
+  ): void {
+    try {
+      const key = keyOf(historyPlaceOf(request));
+      this.#byHistory.delete(key);
+      if (sent === request.messages) return;
+      const stored = (request.state as { readonly messages?: unknown } | undefined)?.messages;
+      if (!Array.isArray(stored) || stored.length === 0) return;
+      const lastId = idOf(stored.at(-1));
+      if (lastId === undefined) return;
+      if (this.#byHistory.size >= MAX_REPAIRED_MODEL_CALLS) {
+        const oldest = this.#byHistory.keys().next();
+        if (!oldest.done) this.#byHistory.delete(oldest.value);
+      }
+      this.#byHistory.set(key, { length: stored.length, lastId });
+    } catch {
+      // The stored history stays as it is; the next beforeModel hook repairs it.
+    }
+  }
+
+  /** The history the history's last repaired model call started from, now no longer waiting. */
+  take(place: HistoryPlace): HistoryBefore | undefined {
+    const key = keyOf(place);
+    const before = this.#byHistory.get(key);
+    if (before !== undefined) this.#byHistory.delete(key);
+    return before;
+  }
+}
+
+/** A history's key: its thread and its graph's run (else namespace), as `PendingInspections` keys it. */
+function keyOf(place: HistoryPlace): string {
+  return `${place.threadId ?? ""}\u0000${place.run ?? place.namespace ?? ""}`;
+}
 
 /**
  * A `createAgent` middleware that keeps an agent talking after its tool-call protocol breaks.
@@ -137,6 +223,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
   const { persist, ...shared } = parsed.data;
   const repairer = repairerFrom(shared, "Tool-call middleware", LANGCHAIN_MESSAGES);
 
+  const repairedModelCalls = new RepairedModelCalls();
   // A repair written to the thread is recorded even when its model call never comes.
   const waitingForModelCall = new PendingInspections((place, inspections) => {
     try {
@@ -155,31 +242,73 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
     // then arrives clean and wrapModelCall passes it on as it is.
     beforeModel: persist
       ? (state, runtime) => {
+          const request = { messages: state.messages, state, runtime };
           // No model here: the stored history is repaired for every client (or the fixed target).
           const { result, inspection } = repairRequest(
             repairer,
-            { messages: state.messages, state, runtime },
+            request,
             repairer.telemetry.lookUp(),
             state.messages,
             targetOfRequest(repairer, {}),
           );
           if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
           // The model call that follows reports it, with the model and tools this hook lacks.
-          waitingForModelCall.add(historyPlaceOf({ runtime }), inspection);
+          waitingForModelCall.add(historyPlaceOf(request), inspection);
           if (result === undefined) return undefined;
-          // The state's messages and the `ToolMessage`s the engine made for them (LANGCHAIN_MESSAGES).
-          const repaired = result.messages as BaseMessage[];
-          return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...repaired] };
+          return replacingMessages(result.messages);
+        }
+      : undefined,
+    // A run can reach the model past every beforeModel hook (humanInTheLoopMiddleware jumps there
+    // after a rejection, leaving the calls it did not review unanswered): wrapModelCall repairs
+    // that request, and this hook writes the same repair to the state once the model has answered.
+    afterModel: persist
+      ? (state, runtime) => {
+          const request = { messages: state.messages, state, runtime };
+          const before = repairedModelCalls.take(historyPlaceOf(request));
+          if (before === undefined) return undefined;
+          try {
+            return persistAfterModelCall(state.messages, request, before);
+          } catch (error) {
+            // The thread keeps its break until the next beforeModel hook repairs it.
+            logFailedOpen(repairer, "messages", error);
+            return undefined;
+          }
         }
       : undefined,
     wrapModelCall: (request, handler) =>
       callRepaired(
         repairer,
         withoutRepairingModel(request),
-        handler,
+        persist
+          ? (sent) => {
+              repairedModelCalls.note(request, sent.messages);
+              return handler(sent);
+            }
+          : handler,
         persist ? waitingForModelCall.take(historyPlaceOf(request)) : undefined,
       ),
   });
+
+  /**
+   * The state update of `afterModel` for a model call whose request was repaired: the history the
+   * model node started from, repaired as `beforeModel` would have repaired it (its repairs were
+   * logged and counted with the model call), then what the model node added. Nothing when that
+   * history has changed since (the next `beforeModel` hook repairs it), or needs no repair for
+   * every client: the request's repair was then one for its own client alone.
+   */
+  function persistAfterModelCall(
+    messages: readonly BaseMessage[],
+    request: LocaleRequest,
+    before: HistoryBefore,
+  ) {
+    if (messages.length < before.length || idOf(messages[before.length - 1]) !== before.lastId) {
+      return undefined;
+    }
+    const history = messages.slice(0, before.length);
+    const result = repairSilently(repairer, request, history, targetOfRequest(repairer, {}));
+    if (result.repairs.length === 0) return undefined;
+    return replacingMessages(result.messages, messages.slice(before.length));
+  }
 
   /**
    * The request to repair: a model wrapped with `withToolCallRepair` would repair and count the

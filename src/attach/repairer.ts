@@ -130,14 +130,12 @@ export function repairRequest(
   const resolverFailure: ResolverFailure = { error: undefined };
   try {
     messageCount = messages.length;
-    // A resolver runs only when a placeholder needs its text, never on a clean request.
-    const context: RepairContext =
-      request.localeTag !== undefined
-        ? { locale: request.localeTag, target }
-        : typeof repairer.locale === "function"
-          ? { locale: () => localeOf(repairer, request, resolverFailure), target }
-          : TARGET_CONTEXTS[target];
-    result = repairHistory(messages, repairer.library.makeToolMessage, repairer.policy, context);
+    result = repairHistory(
+      messages,
+      repairer.library.makeToolMessage,
+      repairer.policy,
+      contextOf(repairer, request, target, resolverFailure),
+    );
   } catch (error) {
     const endedAt = timed ? performance.now() : 0;
     log(repairer.logger, "error", "Tool-call repair failed; passing the request on unchanged", {
@@ -178,6 +176,41 @@ export function repairRequest(
       endedAt,
     },
   };
+}
+
+/** The engine's context for one request: its locale (resolved only when a placeholder needs it). */
+function contextOf(
+  repairer: Repairer,
+  request: LocaleRequest & { readonly localeTag?: string | undefined },
+  target: RepairTarget,
+  failure: ResolverFailure,
+): RepairContext {
+  if (request.localeTag !== undefined) return { locale: request.localeTag, target };
+  // A resolver runs only when a placeholder needs its text, never on a clean request.
+  return typeof repairer.locale === "function"
+    ? { locale: () => localeOf(repairer, request, failure), target }
+    : TARGET_CONTEXTS[target];
+}
+
+/**
+ * Repairs messages as {@link repairRequest} does, but logs and records nothing: for a history
+ * whose repair a model call has already logged and counted, now written where the history lives.
+ * A locale resolver that throws gives the English text, as there.
+ *
+ * @throws what the engine throws; the caller fails open
+ */
+export function repairSilently(
+  repairer: Repairer,
+  request: LocaleRequest,
+  messages: readonly unknown[],
+  target: RepairTarget,
+): HistoryRepair<unknown> {
+  return repairHistory(
+    messages,
+    repairer.library.makeToolMessage,
+    repairer.policy,
+    contextOf(repairer, request, target, { error: undefined }),
+  );
 }
 
 /** The request to hand to the model, and what to do with its response, if anything. */
@@ -334,7 +367,7 @@ export function createRepairer(
   library: MessageLibrary,
 ): Repairer {
   const parsed = toolCallRepairOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw optionsError(parsed.error, subject);
+  if (!parsed.success) throw optionsError(parsed.error, subject, true);
   return repairerFrom(parsed.data, attachment, library);
 }
 

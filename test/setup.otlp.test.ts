@@ -464,6 +464,95 @@ describe("startTelemetry({ otlp }) shutdown()", () => {
   });
 });
 
+describe("startTelemetry({ otlp }) toward an endpoint where nothing listens", () => {
+  /** The warnings that say nothing answers, among the console's lines. */
+  function unanswered(lines: readonly string[]): string[] {
+    return lines.filter((line) => line.includes("nothing answers"));
+  }
+
+  /** What `console.warn` prints from now on: there, not only to a diagnostic logger nobody set. */
+  function captureConsoleWarnings(): string[] {
+    const lines: string[] = [];
+    vi.spyOn(console, "warn").mockImplementation((...parts: unknown[]) => {
+      lines.push(parts.map(String).join(" "));
+    });
+    return lines;
+  }
+
+  it("warns once, naming the endpoint, that the metrics are not delivered, however many pushes fail", async () => {
+    // Each push gives up after 300 ms, so that several fail while the test waits.
+    vi.stubEnv("OTEL_EXPORTER_OTLP_TIMEOUT", "300");
+    const warnings = captureConsoleWarnings();
+    const port = await freePort();
+    await start({
+      otlp: { endpoint: `http://collector:s3cr3t@127.0.0.1:${port}`, exportIntervalMillis: 100 },
+    });
+    await runWorkload();
+    await vi.waitFor(() => expect(unanswered(warnings)).not.toEqual([]), { timeout: 5_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    const [warning, ...more] = unanswered(warnings);
+    expect(more).toEqual([]);
+    expect(warning).toContain(`http://127.0.0.1:${port}/v1/metrics`);
+    expect(warning).toMatch(/ECONNREFUSED/);
+    expect(warning).toMatch(/metrics .*not delivered/);
+    expect(warning).toMatch(/tries again/);
+    expect(warning).not.toContain("s3cr3t");
+  });
+
+  it("warns at shutdown() when its last push is the first to find nothing there", async () => {
+    const warnings = captureConsoleWarnings();
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const handle = await start({
+      otlp: { endpoint: closed, exportIntervalMillis: NO_PERIODIC_EXPORT },
+    });
+    await runWorkload();
+    expect(unanswered(warnings)).toEqual([]);
+    await handle.shutdown();
+    expect(unanswered(warnings)).toEqual([expect.stringContaining(`${closed}/v1/metrics`)]);
+  });
+
+  it("lets shutdown() end within 3 s, its last push given up", async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const handle = await start({
+      otlp: { endpoint: closed, exportIntervalMillis: NO_PERIODIC_EXPORT },
+    });
+    await runWorkload();
+    const began = performance.now();
+    await expect(handle.shutdown()).resolves.toBeUndefined();
+    expect(performance.now() - began).toBeLessThan(3_000);
+  });
+
+  it("lets shutdown() end within 3 s with spans too, each signal warned of once", async () => {
+    const warnings = captureConsoleWarnings();
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const handle = await start({
+      otlp: { endpoint: closed, traces: true, exportIntervalMillis: NO_PERIODIC_EXPORT },
+    });
+    await runWorkload();
+    const began = performance.now();
+    await expect(handle.shutdown()).resolves.toBeUndefined();
+    expect(performance.now() - began).toBeLessThan(3_000);
+    expect(unanswered(warnings).sort()).toEqual([
+      expect.stringContaining(`${closed}/v1/metrics`),
+      expect.stringContaining(`${closed}/v1/traces`),
+    ]);
+  });
+
+  it("still gives a receiver that answers slowly the time to take the last push", async () => {
+    const otlp = await receiver({ delayMs: { metrics: 1_200 } });
+    const warnings = captureConsoleWarnings();
+    const handle = await start({
+      otlp: { endpoint: otlp.url, exportIntervalMillis: NO_PERIODIC_EXPORT },
+    });
+    await runWorkload();
+    await handle.shutdown();
+
+    expect(sumOf(metricsOf(otlp.requests), METRIC_MODEL_CALLS)).toBe(4);
+    expect(unanswered(warnings)).toEqual([]);
+  });
+});
+
 describe("what startTelemetry({ otlp }) leaves to the application", () => {
   it("registers no propagator with spans on, so one the application registers later takes effect", async () => {
     const otlp = await receiver();
@@ -586,7 +675,7 @@ describe("OTLP headers", () => {
   it("never appear when the receiver cannot be reached, and the model calls go on", async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     vi.stubEnv("OTEL_EXPORTER_OTLP_HEADERS", `authorization=Bearer ${SECRET}`);
-    // The exporters retry until this runs out; shutdown() waits for them.
+    // Each periodic push retries until this runs out.
     vi.stubEnv("OTEL_EXPORTER_OTLP_TIMEOUT", "1000");
     const said = await everythingSaidDuring(async () => {
       await start({ otlp: { endpoint: closed, traces: true } });
@@ -636,7 +725,7 @@ describe("startTelemetry({ otlp }) refusals", () => {
     [
       "gRPC",
       { otlp: { protocol: "grpc" as "http/json" } },
-      /otlp\.protocol: expected "http\/protobuf" or "http\/json"/,
+      /otlp\.protocol: expected one of "http\/protobuf", "http\/json"; got "grpc" \(startTelemetry pushes OTLP over HTTP\)/,
     ],
     [
       "an endpoint with a query, which the signal's path would follow",
@@ -677,7 +766,7 @@ describe("startTelemetry({ otlp }) refusals", () => {
       vi.stubEnv(name, value);
       const error = await rejectionOf(startTelemetry({ otlp: true }));
       expect(error).toBeInstanceOf(ToolCallResilienceSetupError);
-      expect((error as Error).message).toContain(`${name} is "${value}"`);
+      expect((error as Error).message).toMatch(new RegExp(`^${name}\\b.*"${value}"`));
       // Nothing was registered: a start without the variable works.
       vi.unstubAllEnvs();
       const otlp = await receiver();

@@ -1,10 +1,27 @@
 /**
- * Stops what `startTelemetry()` started, in an order that loses no export, and never rejects:
- * what fails is reported through OpenTelemetry's diagnostic logger.
+ * Stops what `startTelemetry()` started, in an order that loses no export, within a bounded time
+ * for the last OTLP pushes, and never rejects: what fails is reported through OpenTelemetry's
+ * diagnostic logger.
  */
 import { context, diag, metrics, trace } from "@opentelemetry/api";
 import type { NodeSDK } from "@opentelemetry/sdk-node";
 import type { MetricReader, SpanProcessor } from "./sdk-types.js";
+
+/**
+ * How long `shutdown()` gives the last OTLP pushes, in all: a receiver that answers gets them, and
+ * one where nothing listens holds the shutdown no longer than this (the exporters would otherwise
+ * retry for up to `OTEL_EXPORTER_OTLP_TIMEOUT`, 10 s, per push).
+ */
+export const LAST_PUSH_MILLIS = 2_000;
+
+/** An exporter whose last pushes `shutdown()` bounds: the OTLP ones. */
+export interface LastPushBound {
+  /**
+   * Every push from now on ends by `deadline` (epoch milliseconds), and a push still under way is
+   * no longer waited for.
+   */
+  finishBy(deadline: number): void;
+}
 
 /** What `startTelemetry()` started, as far as stopping it goes. */
 export interface RunningTelemetry {
@@ -14,6 +31,8 @@ export interface RunningTelemetry {
   started: boolean;
   readonly readers: readonly MetricReader[];
   readonly spanProcessors: readonly SpanProcessor[];
+  /** The OTLP exporters of those readers and span processors. */
+  readonly otlpExporters: readonly LastPushBound[];
   /** The Prometheus endpoint, when one is served. */
   readonly prometheusEndpoint: { stopServer(): Promise<unknown> } | undefined;
   /** Whether the tracer provider and the context manager were registered. */
@@ -21,8 +40,9 @@ export interface RunningTelemetry {
 }
 
 /**
- * Pushes what is still to be pushed, stops the SDK and the Prometheus endpoint, and unregisters
- * the global providers, so the process is as it was before `startTelemetry()`.
+ * Pushes what is still to be pushed (over OTLP, for at most {@link LAST_PUSH_MILLIS}), stops the
+ * SDK and the Prometheus endpoint, and unregisters the global providers, so the process is as it
+ * was before `startTelemetry()`.
  *
  * @example
  * ```ts
@@ -32,6 +52,8 @@ export interface RunningTelemetry {
  */
 export async function stopTelemetry(running: RunningTelemetry): Promise<void> {
   const { readers, spanProcessors } = running;
+  const deadline = Date.now() + LAST_PUSH_MILLIS;
+  for (const exporter of running.otlpExporters) exporter.finishBy(deadline);
   try {
     // With spans, the SDK's shutdown() stops waiting for the metrics' last push as soon as a
     // span export fails (Prometheus's OTLP receiver refuses spans): each reader and span

@@ -13,7 +13,7 @@ import type { OtlpOptions } from "./otlp-options.js";
 import { type PrometheusEndpoint, startPrometheusEndpoint } from "./prometheus-endpoint.js";
 import { loadResources, loadSdkNode } from "./sdk.js";
 import type { MetricReader } from "./sdk-types.js";
-import { type RunningTelemetry, stopTelemetry } from "./shutdown.js";
+import { type LastPushBound, type RunningTelemetry, stopTelemetry } from "./shutdown.js";
 import {
   type ServingOptions,
   type StartTelemetryOptions,
@@ -32,9 +32,10 @@ export interface TelemetryHandle {
   /** `false` when `OTEL_SDK_DISABLED=true`: nothing was started, served or pushed. */
   readonly enabled: boolean;
   /**
-   * Pushes what is still to be pushed over OTLP, stops the endpoint and the SDK, and unregisters
+   * Pushes what is still to be pushed over OTLP (giving those pushes 2 s in all, so that it ends
+   * within about 2 s even where nothing listens), stops the endpoint and the SDK, and unregisters
    * the global providers it registered, so the process is as it was and `startTelemetry` can be
-   * called again. Calling it twice is harmless.
+   * called again. Calling it twice is harmless; it never rejects.
    */
   shutdown(): Promise<void>;
 }
@@ -55,6 +56,10 @@ const ATTR_SERVICE_INSTANCE_ID = "service.instance.id";
  * them over OTLP/HTTP (`otlp`), or both. It resolves once the endpoint listens. Only metrics are
  * exported unless span processors or `otlp.traces` are given; no propagator, no instrumentation
  * and no log exporter are set up.
+ *
+ * A push that fails never reaches the model calls. Where nothing answers at an OTLP endpoint, the
+ * first push that finds it so warns once on the console (`console.warn`), naming the
+ * endpoint (without credentials); later pushes keep trying.
  *
  * Every process gets a random `service.instance.id` (unless `OTEL_RESOURCE_ATTRIBUTES` sets one),
  * so that, over OTLP, the processes of one service stay apart as Prometheus `instance`s.
@@ -127,8 +132,17 @@ export async function startTelemetry(
   const metricProducers = [threadMetricsProducer()];
   const readers: MetricReader[] = [];
   const spanProcessors = [...givenProcessors];
-  if (otlp?.metrics) readers.push(otlpMetricReader(otlp, metricProducers));
-  if (otlp?.traces) spanProcessors.push(otlpSpanProcessor(otlp));
+  const otlpExporters: LastPushBound[] = [];
+  if (otlp?.metrics) {
+    const { pusher, exporter } = otlpMetricReader(otlp, metricProducers);
+    readers.push(pusher);
+    otlpExporters.push(exporter);
+  }
+  if (otlp?.traces) {
+    const { pusher, exporter } = otlpSpanProcessor(otlp);
+    spanProcessors.push(pusher);
+    otlpExporters.push(exporter);
+  }
 
   let prometheusEndpoint: PrometheusEndpoint | undefined;
   if (prometheus) {
@@ -153,6 +167,7 @@ export async function startTelemetry(
     started: false,
     readers,
     spanProcessors,
+    otlpExporters,
     prometheusEndpoint,
     tracing,
   };

@@ -2,7 +2,11 @@
 import { diag, metrics } from "@opentelemetry/api";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { MetricReader, SpanProcessor } from "../../src/setup/sdk-types.js";
-import { type RunningTelemetry, stopTelemetry } from "../../src/setup/shutdown.js";
+import {
+  LAST_PUSH_MILLIS,
+  type RunningTelemetry,
+  stopTelemetry,
+} from "../../src/setup/shutdown.js";
 
 function flushable(calls: string[], name: string, fails = false) {
   return {
@@ -25,6 +29,7 @@ function running(calls: string[], overrides: Partial<RunningTelemetry> = {}): Ru
     started: true,
     readers: [flushable(calls, "reader") as unknown as MetricReader],
     spanProcessors: [flushable(calls, "spans") as unknown as SpanProcessor],
+    otlpExporters: [],
     prometheusEndpoint: {
       stopServer: async () => {
         calls.push("stop endpoint");
@@ -64,6 +69,23 @@ describe("stopTelemetry", () => {
     expect(warn).toHaveBeenCalledWith(
       expect.stringMatching(/could not push what was left: spans refused/),
     );
+  });
+
+  it("gives every OTLP exporter one deadline, LAST_PUSH_MILLIS ahead, before anything is pushed", async () => {
+    const calls: string[] = [];
+    const deadlines: number[] = [];
+    const exporter = {
+      finishBy: (deadline: number) => {
+        calls.push("finish by");
+        deadlines.push(deadline);
+      },
+    };
+    const before = Date.now();
+    await stopTelemetry(running(calls, { otlpExporters: [exporter, exporter] }));
+    expect(calls.slice(0, 3)).toEqual(["finish by", "finish by", "flush reader"]);
+    expect(deadlines[0]).toBe(deadlines[1]);
+    expect(deadlines[0]).toBeGreaterThanOrEqual(before + LAST_PUSH_MILLIS);
+    expect(deadlines[0]).toBeLessThanOrEqual(Date.now() + LAST_PUSH_MILLIS);
   });
 
   it("stops the endpoint of an SDK that never started", async () => {

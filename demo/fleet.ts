@@ -134,6 +134,18 @@ export interface FleetSettings {
   readonly interruptRate: () => number;
   /** The middleware under demonstration, and any other. */
   readonly middleware: readonly AgentMiddleware[];
+  /** Sees each request a fake model receives, the middleware's repair applied. Default: none. */
+  readonly onModelRequest?: (request: ModelRequestSeen) => void;
+}
+
+/** A request as a fake model received it: after the middleware, as a real model would. */
+export interface ModelRequestSeen {
+  /** The model's name, such as `gpt-4.1`. */
+  readonly model: string;
+  /** The thread the request belongs to. */
+  readonly thread: string;
+  /** The messages of the request, in order. */
+  readonly messages: readonly BaseMessage[];
 }
 
 /** A fleet of agents and its threads. */
@@ -296,6 +308,8 @@ export interface TurnRunnerSettings {
    * process killed mid-run leaves its last step stored. Default: LangGraph's (`"async"`).
    */
   readonly durability?: "sync" | "async";
+  /** Sees each request a fake model receives, the middleware's repair applied. Default: none. */
+  readonly onModelRequest?: (request: ModelRequestSeen) => void;
 }
 
 /** The agents of the fleet, one per model, running planned turns on a checkpointer. */
@@ -319,7 +333,10 @@ export interface TurnRunner {
  */
 export function createTurnRunner(settings: TurnRunnerSettings): TurnRunner {
   /** The turn each human message opens, by message id: the fake models answer from it. */
-  const turnsByHuman = new Map<string, { turn: PlannedTurn; issued: string[] }>();
+  const turnsByHuman = new Map<
+    string,
+    { turn: PlannedTurn; issued: string[]; thread: string; model: string }
+  >();
   /** Calls that stall until their run is aborted, and what to tell once one runs. */
   const stalling = new Map<string, () => void>();
   /** Every planned call of the runs in flight, by {@link callKey}. */
@@ -360,6 +377,7 @@ export function createTurnRunner(settings: TurnRunnerSettings): TurnRunner {
     const human = messages[humanAt];
     const entry = human?.id === undefined ? undefined : turnsByHuman.get(human.id);
     if (entry === undefined) return new AIMessage("I have lost track of this conversation.");
+    settings.onModelRequest?.({ model: entry.model, thread: entry.thread, messages });
     const round = messages
       .slice(humanAt + 1)
       .filter((message) => AIMessage.isInstance(message)).length;
@@ -421,7 +439,12 @@ export function createTurnRunner(settings: TurnRunnerSettings): TurnRunner {
     const entry = agents.get(thread.model.name);
     if (entry === undefined) throw new Error(`no agent for ${thread.model.name}`);
     const issued: string[] = [];
-    turnsByHuman.set(turn.human.id, { turn, issued });
+    turnsByHuman.set(turn.human.id, {
+      turn,
+      issued,
+      thread: thread.id,
+      model: thread.model.name,
+    });
     const interruption = turn.interruption;
     const calls = [...turn.rounds.flat(), ...(interruption?.calls ?? [])];
     for (const call of calls) plannedCalls.set(callKey(thread.id, call.id), call);
@@ -512,7 +535,11 @@ export function createTurnRunner(settings: TurnRunnerSettings): TurnRunner {
 export function createFleet(settings: FleetSettings): Fleet {
   const truth = emptyTruth();
   const checkpointer = new MemorySaver();
-  const runner = createTurnRunner({ checkpointer, middleware: settings.middleware });
+  const runner = createTurnRunner({
+    checkpointer,
+    middleware: settings.middleware,
+    onModelRequest: settings.onModelRequest,
+  });
   const threads = Array.from({ length: settings.threads }, (_, index) => scriptedThread(index));
   let nextIndex = settings.threads;
 

@@ -10,7 +10,13 @@ import { redactMessage } from "../src/cli/connection-string.js";
 import { scrape } from "./exposition.js";
 import { createFleet } from "./fleet.js";
 import { DemoOptionsError, HELP, interruptRateAt, parseDemoOptions } from "./options.js";
+import { isPortInUse, portInUseMessage, suggestPort } from "./port-in-use.js";
 import { type PrometheusServer, SCRAPE_JOB, startDemoPrometheus } from "./prometheus-server.js";
+import {
+  formatRepairedExample,
+  type RepairedExample,
+  repairedExample,
+} from "./repaired-example.js";
 import { spanPrinter } from "./span-printer.js";
 import { burstNotice, startStatusDisplay } from "./status.js";
 import { disagreements, type Figures, figuresFrom, formatSummary } from "./summary.js";
@@ -98,6 +104,10 @@ try {
   });
 } catch (error) {
   display.stop();
+  if (isPortInUse(error)) {
+    const suggestion = await suggestPort(settings.port);
+    fail(portInUseMessage({ taken: settings.port, suggestion }), 1);
+  }
   fail(`Cannot start telemetry: ${(error as Error).message}`, 1);
 }
 
@@ -114,6 +124,8 @@ try {
 
   const startedAt = Date.now();
   const elapsed = () => (Date.now() - startedAt) / 1000;
+  // The first request a model received repaired: shown after the summary.
+  let example: RepairedExample | undefined;
   const fleet = createFleet({
     threads: settings.threads,
     concurrency: settings.concurrency,
@@ -121,6 +133,9 @@ try {
     seed: settings.seed,
     interruptRate: () => interruptRateAt(settings, elapsed()),
     middleware: [middleware],
+    onModelRequest: (request) => {
+      example ??= repairedExample(request);
+    },
   });
   const totalRuns = settings.turns === undefined ? undefined : settings.turns * settings.threads;
   const progress = () =>
@@ -159,6 +174,8 @@ try {
   console.log(formatSummary(figures, complete ? fleet.truth : undefined));
   if (!complete)
     console.log("Stopped early: runs in flight were cancelled, so the scripts are not compared.");
+  console.log("");
+  console.log(formatRepairedExample(example));
   if (complete && disagreements(figures, fleet.truth).length > 0) exitCode = 1;
   if (settings.report !== undefined) {
     writeFileSync(

@@ -23,6 +23,8 @@ export interface Figures {
   readonly modelCalls: number;
   readonly repairedModelCalls: number;
   readonly repairs: number;
+  /** The repairs by kind (`placeholder_inserted`, `turn_inserted`, ...), the kinds made only. */
+  readonly repairsByKind: Readonly<Record<string, number>>;
   readonly toolCalls: number;
   readonly dangling: number;
   readonly models: readonly SummaryRow[];
@@ -59,6 +61,21 @@ function rows(
   });
 }
 
+function repairsByKind(exposition: Exposition): Record<string, number> {
+  const kinds = new Set(
+    exposition
+      .find(series.repairs)
+      .map((sample) => sample.labels[labels.repairKind])
+      .filter((kind): kind is string => kind !== undefined),
+  );
+  const byKind: Record<string, number> = {};
+  for (const kind of [...kinds].sort()) {
+    const count = exposition.sum(series.repairs, { [labels.repairKind]: kind });
+    if (count > 0) byKind[kind] = count;
+  }
+  return byKind;
+}
+
 /**
  * Reads the summary's figures from a scrape of the demo's own endpoint.
  *
@@ -77,6 +94,7 @@ export function figuresFrom(exposition: Exposition): Figures {
       [labels.outcome]: values.outcomeRepaired,
     }),
     repairs: exposition.sum(series.repairs),
+    repairsByKind: repairsByKind(exposition),
     toolCalls: exposition.sum(series.toolCalls),
     dangling: exposition.sum(series.danglingToolCalls),
     models: rows(exposition, labels.model, providerOf),
@@ -160,13 +178,43 @@ function table(header: readonly string[], body: readonly (readonly string[])[]):
 }
 
 /**
+ * The line under the totals: the repairs by kind, and why one repaired model call makes several
+ * repairs (and, without `persist`, why the same dangling call is repaired again).
+ *
+ * @example
+ * repairsExplained({ ...figures, repairs: 25, repairsByKind: { placeholder_inserted: 16, turn_inserted: 9 } }, true);
+ * // "25 repairs: 16 placeholder_inserted, 9 turn_inserted. One model call repairs all of its
+ * //  thread's dangling calls at once, and with persist none is repaired twice."
+ */
+function repairsExplained(
+  figures: Pick<Figures, "repairs" | "repairsByKind">,
+  persist: boolean,
+): string {
+  const kinds = Object.entries(figures.repairsByKind)
+    .map(([kind, count]) => `${count} ${kind}`)
+    .join(", ");
+  const why = persist
+    ? "with persist none is repaired twice"
+    : "without persist each later model call of the thread repairs them again";
+  return `${figures.repairs} repairs: ${kinds}. One model call repairs all of its thread's dangling calls at once, and ${why}.`;
+}
+
+/**
  * The summary as text: totals, a table per model and per tool, and whether the counters agree
  * with the scripts.
+ *
+ * @param persist - whether the middleware ran with `persist`, which the line under the totals
+ *   explains (default: it did, as in the demo's own process)
  */
-export function formatSummary(figures: Figures, truth: GroundTruth | undefined): string {
+export function formatSummary(
+  figures: Figures,
+  truth: GroundTruth | undefined,
+  persist = true,
+): string {
   const share = figures.modelCalls === 0 ? null : figures.repairedModelCalls / figures.modelCalls;
   const lines = [
     `${figures.modelCalls} model calls, ${figures.repairedModelCalls} repaired (${percent(share)}); ${figures.toolCalls} tool calls, ${figures.dangling} dangling (${percent(rateOf(figures.dangling, figures.toolCalls))}); ${figures.repairs} repairs`,
+    ...(figures.repairs > 0 ? [repairsExplained(figures, persist)] : []),
     "",
     table(
       ["model", "provider", "tool calls", "dangling", "rate"],

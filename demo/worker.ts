@@ -11,7 +11,9 @@ import { danglingToolCallMiddleware } from "tool-call-resilience";
 import { type ServedTelemetryHandle, startTelemetry } from "tool-call-resilience/setup";
 import { redactMessage } from "../src/cli/connection-string.js";
 import { createTurnRunner, FLEET_MODELS, type PlannedTurn, type TurnOutcome } from "./fleet.js";
+import { isPortInUse } from "./port-in-use.js";
 import { SCRAPE_JOB } from "./prometheus-server.js";
+import { type RepairedExample, repairedExample } from "./repaired-example.js";
 import { checkpointerPool } from "./workers.js";
 
 /** How a worker is set up: the first message it gets. */
@@ -52,8 +54,10 @@ export type FromWorker =
   /** The turn was cancelled before it ended. */
   | { readonly type: "turn-cancelled"; readonly request: number }
   | { readonly type: "turn-failed"; readonly request: number; readonly message: string }
-  /** The worker could not start. */
-  | { readonly type: "failed"; readonly message: string };
+  /** The first request one of its models received repaired; sent once. */
+  | { readonly type: "repaired-example"; readonly example: RepairedExample }
+  /** The worker could not start; `portInUse` when its metrics port was taken. */
+  | { readonly type: "failed"; readonly message: string; readonly portInUse?: number };
 
 function send(message: FromWorker): void {
   process.send?.(message);
@@ -106,18 +110,28 @@ async function start(message: WorkerStart): Promise<void> {
       logger: false,
       threadSeriesLimit: message.threadSeriesLimit,
     });
+    let example: RepairedExample | undefined;
     // "sync": each step's checkpoint is stored before the next step starts, so a worker killed
     // mid-run leaves its threads at their last finished step.
     const runner = createTurnRunner({
       checkpointer: saver,
       middleware: [middleware],
       durability: "sync",
+      onModelRequest: (request) => {
+        if (example !== undefined) return;
+        example = repairedExample(request);
+        if (example !== undefined) send({ type: "repaired-example", example });
+      },
     });
     started = { runner, saver, telemetry, postgresUrl: message.postgresUrl };
     send({ type: "ready", metricsUrl: telemetry.metricsUrl });
   } catch (error) {
-    send({ type: "failed", message: messageOf(error, message.postgresUrl) });
-    process.exit(1);
+    const failed: FromWorker = isPortInUse(error)
+      ? { type: "failed", message: `port ${message.port} is in use`, portInUse: message.port }
+      : { type: "failed", message: messageOf(error, message.postgresUrl) };
+    // Once the message is on its way: an exit right after a send may lose it.
+    if (process.send === undefined) process.exit(1);
+    process.send(failed, () => process.exit(1));
   }
 }
 

@@ -10,8 +10,10 @@ import { redactConnectionString } from "../src/cli/connection-string.js";
 import { type GroundTruth, totalOf } from "./fleet.js";
 import { checkFleet, type FleetCheck, formatFleetCheck } from "./fleet-report.js";
 import { type DemoOptions, interruptRateAt } from "./options.js";
+import { firstTakenPort, portInUseMessage, suggestPort } from "./port-in-use.js";
 import { PostgresNotFoundError, type PostgresServer, startPostgres } from "./postgres-server.js";
 import { queryByInstance, scrapedAtLeastOnce, startDemoPrometheus } from "./prometheus-server.js";
+import { formatRepairedExample } from "./repaired-example.js";
 import { burstNotice, type StatusDisplay } from "./status.js";
 import {
   checkStoredThreads,
@@ -74,6 +76,21 @@ export async function runWorkersDemo(demo: WorkersDemo): Promise<number> {
     { length: settings.workers + (settings.killAt === undefined ? 0 : 1) },
     (_, index) => settings.port + index,
   );
+  const portTaken = async (taken: number) => {
+    display.stop();
+    const suggestion = await suggestPort(settings.port, workerPorts.length);
+    process.stderr.write(
+      `${portInUseMessage({
+        taken,
+        suggestion,
+        workers: { count: settings.workers, ports: workerPorts },
+      })}\n`,
+    );
+    return 1;
+  };
+  // Before PostgreSQL starts: a taken port is then told at once, not once the workers start.
+  const taken = await firstTakenPort(workerPorts);
+  if (taken !== undefined) return portTaken(taken);
   if (postgresUrl === undefined) {
     try {
       postgres = await startPostgres({ signal: cancel, besidesPorts: workerPorts });
@@ -115,6 +132,7 @@ export async function runWorkersDemo(demo: WorkersDemo): Promise<number> {
       });
     } catch (error) {
       if (!(error instanceof WorkerStartError)) throw error;
+      if (error.portInUse !== undefined) return await portTaken(error.portInUse);
       display.stop();
       process.stderr.write(`${error.message}\n`);
       return 1;
@@ -194,7 +212,7 @@ export async function runWorkersDemo(demo: WorkersDemo): Promise<number> {
     const complete = !cancel.aborted;
     const figures = figuresFrom(fleetExposition(workers));
     console.log("");
-    console.log(formatSummary(figures, undefined));
+    console.log(formatSummary(figures, undefined, settings.persist));
     if (!complete) {
       console.log("Stopped early: runs in flight were cancelled, so the scripts are not compared.");
       return 0;
@@ -260,6 +278,8 @@ export async function runWorkersDemo(demo: WorkersDemo): Promise<number> {
       settings.persist,
     );
     console.log(formatStoredThreads(stored, settings.persist));
+    console.log("");
+    console.log(formatRepairedExample(fleet.repairedExample));
     if (settings.report !== undefined) {
       const report: WorkersReport = {
         options: {

@@ -26,6 +26,7 @@ import {
   scriptedThread,
   type TurnOutcome,
 } from "./fleet.js";
+import type { RepairedExample } from "./repaired-example.js";
 import type { FromWorker, ToWorker } from "./worker.js";
 
 /** What the fleet of workers is asked to do. */
@@ -83,6 +84,8 @@ export interface WorkerFleet {
   readonly killedTurns: { counted: number; redelivered: number };
   /** Prefix of every thread id of this run, so runs on one database never share a thread. */
   readonly runId: string;
+  /** The first repaired request a worker reported, or `undefined` before any. */
+  readonly repairedExample: RepairedExample | undefined;
   /** Runs turns until `noMoreRuns` aborts or every thread has had its turns. */
   run(signals: { readonly noMoreRuns: AbortSignal; readonly cancel: AbortSignal }): Promise<void>;
   /** Scrapes every live worker, keeping each one's scrape as its latest. */
@@ -117,6 +120,13 @@ class WorkerGoneError extends Error {
 /** A worker that did not start; the message names it and never holds a password. */
 export class WorkerStartError extends Error {
   override readonly name = "WorkerStartError";
+  /** The metrics port the worker could not listen on because it was taken, if that was why. */
+  readonly portInUse: number | undefined;
+
+  constructor(message: string, options: { readonly portInUse?: number } = {}) {
+    super(message);
+    this.portInUse = options.portInUse;
+  }
 }
 
 const READY_TIMEOUT_MS = 60_000;
@@ -221,6 +231,7 @@ export async function startWorkerFleet(settings: WorkerFleetSettings): Promise<W
   let startedAt = Date.now();
   let requests = 0;
   let spawned = 0;
+  let example: RepairedExample | undefined;
   /** Every worker process forked, ready or not: none outlives a fleet that failed to start. */
   const children = new Set<ChildProcess>();
   /** Replacements of workers that died on their own, being started. */
@@ -272,7 +283,13 @@ export async function startWorkerFleet(settings: WorkerFleetSettings): Promise<W
       );
       child.on("message", (message: FromWorker) => {
         if (message.type === "ready") resolve(message.metricsUrl);
-        if (message.type === "failed") reject(new WorkerStartError(`${name}: ${message.message}`));
+        if (message.type === "failed") {
+          reject(
+            new WorkerStartError(`${name}: ${message.message}`, {
+              portInUse: message.portInUse,
+            }),
+          );
+        }
         if (message.type !== "ready" && message.type !== "failed") return;
         clearTimeout(timer);
       });
@@ -311,6 +328,7 @@ export async function startWorkerFleet(settings: WorkerFleetSettings): Promise<W
       ending: false,
     };
     child.on("message", (message: FromWorker) => {
+      if (message.type === "repaired-example") example ??= message.example;
       if (!("request" in message)) return;
       worker.pending.get(message.request)?.resolve(message);
       worker.pending.delete(message.request);
@@ -470,6 +488,9 @@ export async function startWorkerFleet(settings: WorkerFleetSettings): Promise<W
     workers,
     killedTurns,
     runId,
+    get repairedExample() {
+      return example;
+    },
     readThread,
     async run({ noMoreRuns, cancel }) {
       startedAt = Date.now();

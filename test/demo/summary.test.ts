@@ -72,6 +72,7 @@ const NO_FIGURES: Figures = {
   modelCalls: 0,
   repairedModelCalls: 0,
   repairs: 0,
+  repairsByKind: {},
   toolCalls: 0,
   dangling: 0,
   models: [],
@@ -87,6 +88,10 @@ describe("figures read from a scrape", () => {
       toolCalls: 17,
       dangling: 3,
     });
+  });
+
+  it("counts the repairs by kind, the kinds made only, sorted by name", () => {
+    expect(FIGURES.repairsByKind).toEqual({ orphan_dropped: 1, placeholder_inserted: 3 });
   });
 
   it("gives one row per model, sorted by name, with its provider, summed over every other label", () => {
@@ -152,6 +157,18 @@ describe("the printed summary", () => {
     );
   });
 
+  it("explains under the totals why repairs outnumber repaired model calls, with persist", () => {
+    expect(text.split("\n")[1]).toBe(
+      "4 repairs: 1 orphan_dropped, 3 placeholder_inserted. One model call repairs all of its thread's dangling calls at once, and with persist none is repaired twice.",
+    );
+  });
+
+  it("says without persist that each later model call of a thread repairs its calls again", () => {
+    expect(formatSummary(FIGURES, undefined, false).split("\n")[1]).toBe(
+      "4 repairs: 1 orphan_dropped, 3 placeholder_inserted. One model call repairs all of its thread's dangling calls at once, and without persist each later model call of the thread repairs them again.",
+    );
+  });
+
   it("prints a table per model with its provider, names left-aligned and figures right-aligned", () => {
     expect(text).toContain(
       [
@@ -207,9 +224,10 @@ describe("the printed summary", () => {
   it("shows a dash for the rates of a run without any call", () => {
     const row = { name: "gpt-4.1", provider: "openai", toolCalls: 0, dangling: 0, rate: null };
     const empty = formatSummary({ ...NO_FIGURES, models: [row] }, undefined);
-    expect(empty.split("\n")[0]).toBe(
+    expect(empty.split("\n").slice(0, 2)).toEqual([
       "0 model calls, 0 repaired (-); 0 tool calls, 0 dangling (-); 0 repairs",
-    );
+      "",
+    ]);
     expect(empty).toMatch(/^gpt-4\.1 +openai +0 +0 +-$/m);
   });
 });

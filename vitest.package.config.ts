@@ -8,7 +8,7 @@ export default defineConfig({
     ...base.test,
     include: ["test/package/**/*.test.ts"],
     exclude: ["**/node_modules/**"],
-    testTimeout: 120_000,
+    testTimeout: 300_000,
     hookTimeout: 900_000,
   },
 });

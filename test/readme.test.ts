@@ -14,6 +14,15 @@ import { startTelemetryOptionsSchema } from "../src/setup/start-options.js";
 import { threadMetricsProducerOptionsSchema } from "../src/setup/thread-metrics.js";
 import { viewsOptionsSchema } from "../src/setup/views.js";
 import * as semconv from "../src/telemetry/semconv.js";
+import {
+  packageNameOf,
+  packageOfSpecifier,
+  type ReadmeSnippet,
+  readmeSnippets,
+} from "./package/readme-installs.js";
+
+/** The Node.js major version whose install lines the README's checks read (no Node.js 20 swaps). */
+const NEWEST_NODE = 24;
 
 const middlewareOptions: Record<string, { readonly description?: string | undefined }> =
   danglingToolCallMiddlewareOptionsSchema.shape;
@@ -40,17 +49,47 @@ describe("README", () => {
   it("shows the npm install first, with the peers a LangChain user needs", () => {
     const firstBlock = codeBlocksOf(readme, "sh")[0] ?? "";
     expect(firstBlock).toMatch(/^npm install tool-call-resilience /m);
-    // Every peer but the optional ones: tool-call-resilience/setup's SDK, and the PostgreSQL
-    // checkpointer the audit reads only with --checkpointer.
+    // The optional peers a LangChain user needs, since npm installs no optional peer by itself;
+    // not the setup entry's SDK, nor the PostgreSQL checkpointer the audit reads only with
+    // --checkpointer.
     const manifest = JSON.parse(
       readFileSync(new URL("../package.json", import.meta.url), "utf8"),
-    ) as { peerDependencies: Record<string, string> };
-    const peers = Object.keys(manifest.peerDependencies).filter(
+    ) as {
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    const optional = Object.keys(manifest.peerDependencies).filter(
       (name) =>
-        name !== "@opentelemetry/sdk-node" && name !== "@langchain/langgraph-checkpoint-postgres",
+        manifest.peerDependenciesMeta[name]?.optional === true &&
+        name !== "@opentelemetry/sdk-node" &&
+        name !== "@langchain/langgraph-checkpoint-postgres",
     );
-    expect(peers).toContain("@langchain/core");
-    for (const peer of peers) expect(firstBlock.split(/\s+/)).toContain(peer);
+    expect(optional).toContain("@langchain/core");
+    const named = readmeSnippets(readme, NEWEST_NODE)[0]?.installs.flatMap((command) =>
+      command.packages.map(packageNameOf),
+    );
+    for (const peer of optional) expect(named).toContain(peer);
+    // Named in the line, npm would save `@opentelemetry/api` as ^1.10.0, which the SDK release
+    // npm picks on Node.js 20 refuses; left out, npm installs it as a peer at a version both admit.
+    expect(manifest.peerDependenciesMeta["@opentelemetry/api"]?.optional).not.toBe(true);
+    expect(named).not.toContain("@opentelemetry/api");
+  });
+
+  it("names every package a TypeScript snippet imports in the npm install block before it", () => {
+    // A snippet without an install block of its own builds on the top one's.
+    const snippets = readmeSnippets(readme, NEWEST_NODE);
+    const [top] = snippets;
+    const namedBy = (snippet: ReadmeSnippet) =>
+      new Set(snippet.installs.flatMap((command) => command.packages.map(packageNameOf)));
+    expect(snippets.length).toBeGreaterThan(5);
+    const unnamed = snippets.flatMap((snippet) => {
+      const named = namedBy(snippet.installs.length > 0 || top === undefined ? snippet : top);
+      return snippet.imports
+        .map(packageOfSpecifier)
+        .filter((name) => !named.has(name))
+        .map((name) => `README line ${snippet.line}: ${name}`);
+    });
+    expect(unnamed).toEqual([]);
   });
 
   it("shows the two set-up commands first where it runs the demo and the tests", () => {

@@ -31,11 +31,23 @@ const SDK_NODE_PACKAGE = "@opentelemetry/sdk-node";
 const requireFromHere = createRequire(import.meta.url);
 const loaded = new Map<string, unknown>();
 
+/**
+ * The command that installs the SDK. Below Node.js 22.15 npm picks 0.223, which refuses the API
+ * 1.10 an app that names `@opentelemetry/api` has saved, so the API it admits goes with it there.
+ */
+export function sdkInstallCommand(nodeVersion = process.versions.node): string {
+  const [major = 0, minor = 0] = nodeVersion.split(".").map(Number);
+  const newestRuns = major > 22 || (major === 22 && minor >= 15);
+  return newestRuns
+    ? `npm install ${SDK_NODE_PACKAGE}`
+    : `npm install ${SDK_NODE_PACKAGE} (if npm answers ERESOLVE because your package.json names @opentelemetry/api 1.10: npm install ${SDK_NODE_PACKAGE}@0.223 @opentelemetry/api@1.9)`;
+}
+
 /** A package that neither `@opentelemetry/sdk-node` nor the application could provide. */
 function missing(name: string, purpose: string, cause?: unknown): ToolCallResilienceSetupError {
   return new ToolCallResilienceSetupError(
     name === SDK_NODE_PACKAGE
-      ? `${purpose} needs the optional peer dependency ${SDK_NODE_PACKAGE}; install it: npm install ${SDK_NODE_PACKAGE}`
+      ? `${purpose} needs the optional peer dependency ${SDK_NODE_PACKAGE}; install it: ${sdkInstallCommand()}`
       : `${purpose} needs ${name}, which the installed ${SDK_NODE_PACKAGE} does not bring; install it: npm install ${name}`,
     cause === undefined ? undefined : { cause },
   );
@@ -162,6 +174,8 @@ export interface SdkResource {
 export interface CorePackage {
   /** Epoch milliseconds as OpenTelemetry's `[seconds, nanoseconds]`. */
   millisToHrTime(epochMillis: number): [number, number];
+  /** The codes of an exporter's result. */
+  readonly ExportResultCode: { readonly SUCCESS: number; readonly FAILED: number };
 }
 
 /** What the setup entry point uses of `@opentelemetry/resources`. */
@@ -180,6 +194,8 @@ export interface PrometheusExporterPackage {
 export interface OtlpHttpExporterConfig {
   url?: string;
   headers?: Record<string, string>;
+  /** How long one export may take, its retries included; over the `OTEL_*` variables. */
+  timeoutMillis?: number;
 }
 
 /** What the setup entry point uses of an OTLP metric exporter package. */

@@ -1,13 +1,16 @@
 /**
  * The package as a user meets it: packed with `npm pack`, installed from the tarball in fresh apps
- * with only the peers the README names, and used the ways the README says it can be used: the
- * `createAgent` snippet from an ES module, `require()` from CommonJS, TypeScript under `nodenext`,
- * `bundler` and `node10`, `tool-call-resilience/formats` in an app without LangChain, and the
- * AI SDK middleware and the OpenAI Agents SDK filter in apps on those stacks alone. Then `publint`
- * and `@arethetypeswrong/cli` read the tarball.
+ * by the README's own `npm install` lines (read from the README, the tarball standing in for the
+ * package's name), and used the ways the README says it can be used: the `createAgent` snippet
+ * and `startTelemetry()` from an ES module, `require()` from CommonJS, TypeScript under
+ * `nodenext`, `bundler` and `node10`, `tool-call-resilience/formats` and the audit command in an
+ * app of the OpenAI SDK without LangChain, and the AI SDK middleware and the OpenAI Agents SDK
+ * filter in apps on those stacks alone. Then `publint` and `@arethetypeswrong/cli` read the
+ * tarball.
  *
  * It needs the npm registry (the apps install their peers from it), so it is not part of
- * `npm test`: `npm run test:package` runs it, on whichever Node.js runs npm.
+ * `npm test`: `npm run test:package` runs it, on whichever Node.js runs npm, which picks the
+ * releases that Node.js admits, as it does for a user.
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -27,6 +30,7 @@ import {
   type StrictProviderServer,
   startStrictProviderServer,
 } from "../helpers/strict-provider-server.js";
+import { type InstallCommand, type ReadmeSnippet, readmeSnippets } from "./readme-installs.js";
 
 const execFileAsync = promisify(execFile);
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -34,6 +38,12 @@ const INSTALL_TIMEOUT_MS = 300_000;
 
 /** The Node.js major version the apps run on: the one running these tests. */
 const nodeMajor = Number(process.versions.node.split(".")[0]);
+
+/** Whether the Node.js running the tests is `major.minor` or later. */
+function nodeAtLeast(major: number, minor: number): boolean {
+  const [runningMajor = 0, runningMinor = 0] = process.versions.node.split(".").map(Number);
+  return runningMajor > major || (runningMajor === major && runningMinor >= minor);
+}
 
 interface Run {
   readonly code: number;
@@ -118,64 +128,141 @@ function testedVersion(name: string): string {
   return manifest.version;
 }
 
+/** The README's TypeScript snippets, with the install lines before each, for this Node.js. */
+const snippets = readmeSnippets(readFileSync(join(root, "README.md"), "utf8"), nodeMajor);
+
+/** The README's snippet that imports `specifier`. */
+function snippetImporting(specifier: string): ReadmeSnippet {
+  const found = snippets.find((snippet) => snippet.imports.includes(specifier));
+  if (found === undefined)
+    throw new Error(`no TypeScript snippet of the README imports ${specifier}`);
+  return found;
+}
+
+/** The snippet at the top: `createAgent` with the middleware. */
+const topSnippet = snippets[0] as ReadmeSnippet;
+/** The Telemetry section's snippet: `startTelemetry()`. */
+const telemetrySnippet = snippetImporting("tool-call-resilience/setup");
+
+/** An app this test installs, and which of the README's snippets it serves. */
+interface AppPlan {
+  readonly name: string;
+  /** The README snippets whose install lines build it, in order; their lines run one by one. */
+  readonly snippets: readonly ReadmeSnippet[];
+  /** What the app's tests need beyond the README's lines, installed after them. */
+  readonly extras: readonly string[];
+}
+
+const typescript = `typescript@${testedVersion("typescript")}`;
+
 /**
- * `@langchain/openai` for the README's `"openai:gpt-4.1"`: the version tested here on Node 22 and
- * later, and on Node 20 the last release that supports it, as the README says (1.5.9 and later,
- * and `openai` 7, want Node 22).
+ * The apps built from the README's lines. The LangChain app gets the top block's lines, then the
+ * Telemetry section's (the order in which a user following the README meets them), and what its
+ * other tests need; every other install block of the README gets an app of its own.
  */
-function langChainOpenAISpec(): string {
-  return nodeMajor >= 22
-    ? `@langchain/openai@${testedVersion("@langchain/openai")}`
-    : "@langchain/openai@1.5.8";
+const APP_PLANS = {
+  langChain: {
+    name: "langchain-app",
+    snippets: [topSnippet, telemetrySnippet],
+    // A provider with rules on the order of turns, for the repair's synthetic reply.
+    extras: [`@langchain/mistralai@${testedVersion("@langchain/mistralai")}`, typescript],
+  },
+  chatModel: {
+    name: "chat-model-app",
+    snippets: [snippetImporting("@langchain/langgraph/prebuilt")],
+    extras: [],
+  },
+  openAI: {
+    name: "openai-app",
+    snippets: [snippetImporting("tool-call-resilience/formats")],
+    extras: [typescript],
+  },
+  aiSdk: {
+    name: "ai-sdk-app",
+    snippets: [snippetImporting("tool-call-resilience/ai-sdk")],
+    extras: [typescript],
+  },
+  agents: {
+    name: "agents-app",
+    snippets: [snippetImporting("tool-call-resilience/openai-agents")],
+    extras: [typescript],
+  },
+} as const satisfies Record<string, AppPlan>;
+
+/** The README's install lines an app runs, in order. */
+function installsOf(plan: AppPlan): InstallCommand[] {
+  return plan.snippets.flatMap((snippet) => snippet.installs);
 }
 
-/**
- * `@openai/agents` for the Agents SDK app: the version tested here on Node 22 and later, and on
- * Node 20 the last release that installs there without an engine warning (0.15 and later take
- * `openai` 7, whose `engines` want Node 22), as the README says.
- */
-function openAIAgentsSpec(): string {
-  return nodeMajor >= 22
-    ? `@openai/agents@${testedVersion("@openai/agents")}`
-    : `@openai/agents@${OPENAI_AGENTS_ON_NODE_20}`;
+/** One of the README's install lines, as an app ran it. */
+interface ReadmeInstall {
+  readonly command: InstallCommand;
+  /** The arguments given to `npm install`. */
+  readonly args: readonly string[];
+  readonly result: Run;
 }
 
-/** The `@openai/agents` release the README names for Node.js 20. */
-const OPENAI_AGENTS_ON_NODE_20 = "0.14.3";
-
-/** The packages the README's first `npm install` names. */
-function readmeInstallLine(): string[] {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const line = /^npm install (tool-call-resilience .*)$/m.exec(readme)?.[1];
-  if (line === undefined)
-    throw new Error("the README has no `npm install tool-call-resilience` line");
-  return line
-    .replace(/#.*$/, "")
-    .split(/\s+/)
-    .filter((name) => name !== "");
+interface App {
+  readonly dir: string;
+  /** The README's lines it ran, in order, up to the first that failed. */
+  readonly readmeInstalls: readonly ReadmeInstall[];
 }
 
-/** Makes an app folder with a package.json, and installs `packages` in it. */
-async function createApp(
-  name: string,
-  packages: readonly string[],
-): Promise<{ readonly dir: string; readonly install: Run }> {
+/** Makes an empty app folder with a package.json. */
+function appFolder(name: string): string {
   const dir = join(workspace, name);
   mkdirSync(dir);
   writeFileSync(
     join(dir, "package.json"),
     `${JSON.stringify({ name, version: "1.0.0", private: true, type: "module" }, null, 2)}\n`,
   );
-  const install = await run(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", ...packages],
-    dir,
-  );
+  return dir;
+}
+
+/**
+ * `npm install` of `packages` in `dir`, quiet about audits and funding. `--prefer-offline` only
+ * where asked: a README line resolves against the registry as it is now, as it does for a user,
+ * never against metadata cached by an earlier run.
+ */
+function npmInstall(
+  dir: string,
+  packages: readonly string[],
+  preferOffline: boolean,
+): Promise<Run> {
+  const flags = ["--no-audit", "--no-fund", ...(preferOffline ? ["--prefer-offline"] : [])];
+  return run("npm", ["install", ...flags, ...packages], dir);
+}
+
+/** Throws with npm's output unless the install succeeded. */
+function installed(name: string, install: Run): Run {
   if (install.code !== 0) {
     throw new Error(`npm install failed in ${name}:\n${install.stdout}\n${install.stderr}`);
   }
-  return { dir, install };
+  return install;
 }
+
+/**
+ * Makes the app of `plan`: runs its README lines one by one, as written but for the tarball in
+ * place of `tool-call-resilience`, and stops at the first that fails (the tests report it); then
+ * installs the extras its tests need.
+ */
+async function createApp(plan: AppPlan): Promise<App> {
+  const dir = appFolder(plan.name);
+  const readmeInstalls: ReadmeInstall[] = [];
+  for (const command of installsOf(plan)) {
+    const args = command.packages.map((spec) => (spec === "tool-call-resilience" ? tarball : spec));
+    const result = await npmInstall(dir, args, false);
+    readmeInstalls.push({ command, args, result });
+    if (result.code !== 0) return { dir, readmeInstalls };
+  }
+  if (plan.extras.length > 0) {
+    installed(plan.name, await npmInstall(dir, plan.extras, true));
+  }
+  return { dir, readmeInstalls };
+}
+
+/** What a README install line must not print: a refused peer range, or a refused engine. */
+const INSTALL_COMPLAINTS = ["ERESOLVE", "EBADENGINE"] as const;
 
 /**
  * The text of the result sent right after the call `id`, in a Chat Completions or a Responses
@@ -198,23 +285,54 @@ function placeholderAfterCall(request: ReceivedRequest | undefined, id: string):
   return undefined;
 }
 
+/**
+ * The invocations after the top snippet: the user asks for a deploy, the model calls `deploy`,
+ * whose `interrupt()` nobody answers; then the user writes again on the same thread.
+ */
+const TOP_SNIPPET_RUN = `
+const config = { configurable: { thread_id: "support-1" } };
+await agent.invoke({ messages: [{ role: "user", content: "Deploy billing, please." }] }, config);
+const result = await agent.invoke(
+  { messages: [{ role: "user", content: "Never mind. What happened?" }] },
+  config,
+);
+console.log("answer:", result.messages.at(-1).text);
+`;
+
+/** The log line of the README's top example, for the one placeholder of its thread. */
+const INJECTING_ONE_PLACEHOLDER =
+  /\[tool-call-resilience\] Injecting 1 placeholder ToolMessage\(s\) for dangling tool calls/;
+
 let workspace: string;
 let tarball: string;
 let tarballFiles: string[];
-let langChainApp: { readonly dir: string; readonly install: Run };
-let formatsApp: { readonly dir: string; readonly install: Run };
-let setupApp: { readonly dir: string; readonly install: Run };
-let aiSdkApp: { readonly dir: string; readonly install: Run };
-let agentsApp: { readonly dir: string; readonly install: Run };
+let langChainApp: App;
+let chatModelApp: App;
+let openAIApp: App;
+let setupApp: { readonly dir: string };
+let aiSdkApp: App;
+let agentsApp: App;
+/** An app whose package.json names `@opentelemetry/api`, as `npm install` saves it. */
+let apiNamedApp: { readonly dir: string };
+
+/** Every app built from the README's lines, by its plan's name. */
+function readmeApps(): Array<[AppPlan, App]> {
+  return [
+    [APP_PLANS.langChain, langChainApp],
+    [APP_PLANS.chatModel, chatModelApp],
+    [APP_PLANS.openAI, openAIApp],
+    [APP_PLANS.aiSdk, aiSdkApp],
+    [APP_PLANS.agents, agentsApp],
+  ];
+}
 
 /**
  * The end of the `@opentelemetry/sdk-node` range the setup app installs: the newest release where
  * Node.js can run it (0.300 and later want 22.15), else the lowest.
  */
 const SDK_RANGE_END = (() => {
-  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
   const [newMajor = 0, newMinor = 0] = SDK_RANGE.newest.node.split(".").map(Number);
-  const which = major > newMajor || (major === newMajor && minor >= newMinor) ? "newest" : "lowest";
+  const which = nodeAtLeast(newMajor, newMinor) ? "newest" : "lowest";
   const end = SDK_RANGE[which];
   return { which, sdkNode: end["@opentelemetry/sdk-node"], api: end["@opentelemetry/api"] };
 })();
@@ -255,53 +373,83 @@ beforeAll(async () => {
   tarball = join(workspace, entry.filename);
   tarballFiles = entry.files.map((file) => file.path);
 
-  const typescript = `typescript@${testedVersion("typescript")}`;
-  const api = `@opentelemetry/api@${testedVersion("@opentelemetry/api")}`;
-  [langChainApp, formatsApp, setupApp, aiSdkApp, agentsApp] = await Promise.all([
-    // The README's install line (the versions tested here), the provider package for its
-    // snippet, the setup entry's optional peers, and TypeScript.
-    createApp("langchain-app", [
-      ...readmeInstallLine().map((name) =>
-        name === "tool-call-resilience" ? tarball : `${name}@${testedVersion(name)}`,
-      ),
-      langChainOpenAISpec(),
-      // A provider with rules on the order of turns, for the repair's synthetic reply.
-      `@langchain/mistralai@${testedVersion("@langchain/mistralai")}`,
-      `@opentelemetry/sdk-node@${testedVersion("@opentelemetry/sdk-node")}`,
-      typescript,
-    ]),
-    // An app on a provider's own SDK: no LangChain, only the API package.
-    createApp("formats-app", [tarball, api, typescript]),
-    // The setup entry point on an end of the SDK range: the SDK and its API, nothing else; and
-    // the lowest zod the package admits, whose types its declarations must compile against.
-    createApp("setup-app", [
-      tarball,
-      `@opentelemetry/sdk-node@${SDK_RANGE_END.sdkNode}`,
-      `@opentelemetry/api@${SDK_RANGE_END.api}`,
-      `zod@${LOWEST_ZOD}`,
-      typescript,
-    ]),
-    // An app on the AI SDK, and one on the OpenAI Agents SDK: the stack, the API package, and no
-    // LangChain.
-    createApp("ai-sdk-app", [
-      tarball,
-      api,
-      `ai@${testedVersion("ai")}`,
-      `@ai-sdk/openai@${testedVersion("@ai-sdk/openai")}`,
-      typescript,
-    ]),
-    createApp("agents-app", [
-      tarball,
-      api,
-      openAIAgentsSpec(),
-      `zod@${testedVersion("zod")}`,
-      typescript,
-    ]),
-  ]);
+  [langChainApp, chatModelApp, openAIApp, aiSdkApp, agentsApp, setupApp, apiNamedApp] =
+    await Promise.all([
+      createApp(APP_PLANS.langChain),
+      createApp(APP_PLANS.chatModel),
+      createApp(APP_PLANS.openAI),
+      createApp(APP_PLANS.aiSdk),
+      createApp(APP_PLANS.agents),
+      // The setup entry point on an end of the SDK range: the SDK and its API, nothing else; and
+      // the lowest zod the package admits, whose types its declarations must compile against.
+      (async () => {
+        const dir = appFolder("setup-app");
+        const packages = [
+          tarball,
+          `@opentelemetry/sdk-node@${SDK_RANGE_END.sdkNode}`,
+          `@opentelemetry/api@${SDK_RANGE_END.api}`,
+          `zod@${LOWEST_ZOD}`,
+          typescript,
+        ];
+        installed("setup-app", await npmInstall(dir, packages, true));
+        return { dir };
+      })(),
+      // A user who installed the API by its name (as the README once said to): npm saves the
+      // newest, and the setup entry's hint is for installing the SDK next to it.
+      (async () => {
+        const dir = appFolder("api-named-app");
+        installed("api-named-app", await npmInstall(dir, [tarball, "@opentelemetry/api"], false));
+        return { dir };
+      })(),
+    ]);
 }, 2 * INSTALL_TIMEOUT_MS);
 
 afterAll(() => {
   if (workspace !== undefined) rmSync(workspace, { recursive: true, force: true });
+});
+
+describe("the README's npm install lines", () => {
+  it("are each run by one of the apps below", () => {
+    const covered = new Set(Object.values(APP_PLANS).flatMap((plan) => installsOf(plan)));
+    const notRun = snippets
+      .flatMap((snippet) => snippet.installs)
+      .filter((command) => !covered.has(command))
+      .map((command) => command.line);
+    expect(notRun).toEqual([]);
+  });
+
+  for (const plan of Object.values(APP_PLANS)) {
+    installsOf(plan).forEach((command, index) => {
+      it(`${plan.name}, \`${command.line}\`: exits 0 on Node.js ${process.versions.node}, with neither ERESOLVE nor EBADENGINE`, () => {
+        const app = readmeApps().find(([candidate]) => candidate === plan)?.[1];
+        const ran = app?.readmeInstalls[index];
+        expect(ran, "an earlier line of this app failed").toBeDefined();
+        const output = `${ran?.result.stdout}\n${ran?.result.stderr}`;
+        expect(ran?.result.code, `npm install ${ran?.args.join(" ")}\n${output}`).toBe(0);
+        for (const complaint of INSTALL_COMPLAINTS) expect(output).not.toContain(complaint);
+      });
+    });
+  }
+
+  it.each(
+    Object.values(APP_PLANS).flatMap((plan) => plan.snippets.map((snippet) => ({ plan, snippet }))),
+  )(
+    "$plan.name: every module the snippet at README line $snippet.line imports is there",
+    async ({ plan, snippet }) => {
+      const app = readmeApps().find(([candidate]) => candidate === plan)?.[1] as App;
+      const ran = await node(
+        [
+          "--input-type=module",
+          "-e",
+          snippet.imports
+            .map((specifier) => `await import(${JSON.stringify(specifier)});`)
+            .join("\n"),
+        ],
+        app.dir,
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+    },
+  );
 });
 
 describe("the packed tarball", () => {
@@ -406,14 +554,6 @@ describe("installed in an app with the peers the README names", () => {
     await server?.close();
   });
 
-  it(`installs without an engine warning on Node.js ${nodeMajor}`, () => {
-    const output = `${langChainApp.install.stdout}\n${langChainApp.install.stderr}`;
-    expect(output).not.toContain("EBADENGINE");
-    expect(`${formatsApp.install.stdout}\n${formatsApp.install.stderr}`).not.toContain(
-      "EBADENGINE",
-    );
-  });
-
   it("puts the monitoring bundle where the README says", () => {
     const readme = readFileSync(
       join(langChainApp.dir, "node_modules/tool-call-resilience/README.md"),
@@ -431,46 +571,11 @@ describe("installed in an app with the peers the README names", () => {
     }
   });
 
-  it("runs the README's createAgent snippet from an ES module: the interrupted call is answered", async () => {
-    const readme = readFileSync(
-      join(langChainApp.dir, "node_modules/tool-call-resilience/README.md"),
-      "utf8",
-    );
-    const snippet = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(snippet, "the README's first TypeScript block").toContain(
+  it("runs the README's createAgent snippet as written: the interrupted call is answered", async () => {
+    expect(topSnippet.code, "the README's first TypeScript block").toContain(
       "danglingToolCallMiddleware()",
     );
-    // The tools the snippet names, and a thread whose `deploy` call never gets a result: an
-    // approval (`interrupt()`) nobody answers. Then the user writes again on the same thread.
-    const script = `
-import { interrupt } from "@langchain/langgraph";
-import { tool } from "langchain";
-
-const search = tool(async ({ query }) => \`Results for \${query}\`, {
-  name: "search",
-  description: "Searches the docs.",
-  schema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] },
-});
-const deploy = tool(
-  async ({ service }) => (interrupt({ question: \`Deploy \${service}?\` }) ? "deployed" : "cancelled"),
-  {
-    name: "deploy",
-    description: "Deploys a service once a human approves.",
-    schema: { type: "object", properties: { service: { type: "string" } }, required: ["service"] },
-  },
-);
-
-${snippet}
-
-const config = { configurable: { thread_id: "support-1" } };
-await agent.invoke({ messages: [{ role: "user", content: "Deploy billing, please." }] }, config);
-const result = await agent.invoke(
-  { messages: [{ role: "user", content: "Never mind. What happened?" }] },
-  config,
-);
-console.log("answer:", result.messages.at(-1).text);
-`;
-    writeFileSync(join(langChainApp.dir, "snippet.mjs"), script);
+    writeFileSync(join(langChainApp.dir, "snippet.mjs"), `${topSnippet.code}${TOP_SNIPPET_RUN}`);
     // The model's first answer calls `deploy`, on whichever OpenAI API the client chose.
     const deployCall = { id: "call_deploy_1", name: "deploy", args: { service: "billing" } };
     server.script("openai", { calls: [deployCall] });
@@ -482,15 +587,62 @@ console.log("answer:", result.messages.at(-1).text);
     });
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain(`answer: ${COMPLETION_TEXT}`);
-    expect(ran.stderr).toContain(
-      "[tool-call-resilience] Injecting 1 placeholder ToolMessage(s) for dangling tool calls",
-    );
+    expect(ran.stderr).toMatch(INJECTING_ONE_PLACEHOLDER);
     // The provider accepted the second turn, with the placeholder right after the call.
     const requests = server.received.slice(before);
     expect(requests.map((request) => request.status)).toEqual([200, 200]);
     expect(placeholderAfterCall(requests[1], "call_deploy_1")).toBe(
       PLACEHOLDER_CATALOG.en.interrupted,
     );
+  });
+
+  it("runs the README's Telemetry snippet with the SDK its line installed: the repair is counted and served", async () => {
+    expect(telemetrySnippet.code).toContain("startTelemetry({");
+    // The snippet serves on the default port; this test gives it a free one, nothing else.
+    const port = await freePort();
+    const telemetry = telemetrySnippet.code.replace(
+      "startTelemetry({",
+      `startTelemetry({ port: ${port}, `,
+    );
+    writeFileSync(
+      join(langChainApp.dir, "telemetry.mjs"),
+      `${telemetry}${topSnippet.code}${TOP_SNIPPET_RUN}
+const scraped = await (await fetch(telemetry.metricsUrl)).text();
+await telemetry.shutdown();
+console.log(JSON.stringify({ scraped }));
+`,
+    );
+    const deployCall = { id: "call_deploy_1", name: "deploy", args: { service: "billing" } };
+    server.script("openai", { calls: [deployCall] });
+    server.script("responses", { calls: [deployCall] });
+    const ran = await node(["telemetry.mjs"], langChainApp.dir, {
+      OPENAI_API_KEY: "test",
+      OPENAI_BASE_URL: server.openAIBaseURL,
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`Prometheus scrapes http://127.0.0.1:${port}/metrics`);
+    const exposition = parseExposition(
+      (
+        JSON.parse(ran.stdout.split("\n").find((line) => line.startsWith("{")) ?? "{}") as {
+          scraped: string;
+        }
+      ).scraped,
+    );
+    expect(
+      exposition
+        .find("tool_call_resilience_dangling_tool_calls_total")
+        .map((sample) => [
+          sample.labels.gen_ai_tool_name,
+          sample.labels.gen_ai_request_model,
+          sample.value,
+        ]),
+    ).toEqual([["deploy", "gpt-4.1", 1]]);
+    expect(exposition.sum("tool_call_resilience_model_calls_total")).toBe(2);
+    expect(
+      exposition
+        .find("tool_call_resilience_thread_recent_dangling_tool_calls")
+        .map((sample) => [sample.labels.gen_ai_conversation_id, sample.value]),
+    ).toEqual([["support-1", 1]]);
   });
 
   it("sends ChatMistralAI the README's thread in an order Mistral accepts: a reply before the user's message", async () => {
@@ -719,10 +871,10 @@ console.log(JSON.stringify(options));
   });
 });
 
-describe("tool-call-resilience/formats, in an app without LangChain", () => {
+describe("tool-call-resilience/formats and the audit command, in the OpenAI SDK app: no LangChain", () => {
   it("installs no LangChain", () => {
     for (const name of ["@langchain/core", "langchain", "@langchain/langgraph"]) {
-      expect(existsSync(join(formatsApp.dir, "node_modules", name)), name).toBe(false);
+      expect(existsSync(join(openAIApp.dir, "node_modules", name)), name).toBe(false);
     }
   });
 
@@ -746,20 +898,20 @@ const aiSdk = repairModelMessages([
 console.log(JSON.stringify({ openAI: openAI[2], anthropic: anthropic[2], aiSdk: aiSdk[2] }));
 `;
     writeFileSync(
-      join(formatsApp.dir, "repair.mjs"),
+      join(openAIApp.dir, "repair.mjs"),
       body(
         'import { repairAnthropicMessages, repairModelMessages, repairOpenAIChatMessages } from "tool-call-resilience/formats";',
       ),
     );
     writeFileSync(
-      join(formatsApp.dir, "repair.cjs"),
+      join(openAIApp.dir, "repair.cjs"),
       body(
         'const { repairAnthropicMessages, repairModelMessages, repairOpenAIChatMessages } = require("tool-call-resilience/formats");',
       ),
     );
     const placeholder = PLACEHOLDER_CATALOG.en.interrupted;
     for (const file of ["repair.mjs", "repair.cjs"]) {
-      const ran = await node([file], formatsApp.dir);
+      const ran = await node([file], openAIApp.dir);
       expect(ran.code, ran.stderr).toBe(0);
       const { openAI, anthropic, aiSdk } = JSON.parse(ran.stdout) as Record<string, unknown>;
       expect(openAI).toEqual({ role: "tool", tool_call_id: "call_1", content: placeholder });
@@ -785,14 +937,14 @@ console.log(JSON.stringify({ openAI: openAI[2], anthropic: anthropic[2], aiSdk: 
 
   it("compiles under nodenext with every declaration file checked", async () => {
     writeFileSync(
-      join(formatsApp.dir, "check.ts"),
+      join(openAIApp.dir, "check.ts"),
       `import { type FormatRepairResult, repairOpenAIChatMessages, type ToolCallRepairOptions } from "tool-call-resilience/formats";
 
 const options: ToolCallRepairOptions = { logger: false };
 export const result: FormatRepairResult<unknown> = repairOpenAIChatMessages([], options);
 `,
     );
-    const tsc = await typecheck(formatsApp.dir, "check.ts");
+    const tsc = await typecheck(openAIApp.dir, "check.ts");
     expect(tsc.stdout + tsc.stderr).toBe("");
     expect(tsc.code).toBe(0);
   });
@@ -805,22 +957,177 @@ export const result: FormatRepairResult<unknown> = repairOpenAIChatMessages([], 
         `const { startTelemetry } = await import("tool-call-resilience/setup");
 await startTelemetry().catch((error) => console.log(error.name, error.message));`,
       ],
-      formatsApp.dir,
+      openAIApp.dir,
     );
     expect(ran.code, ran.stderr).toBe(0);
-    expect(ran.stdout).toContain(
-      "ToolCallResilienceSetupError startTelemetry() needs the optional peer dependency @opentelemetry/sdk-node; install it: npm install @opentelemetry/sdk-node",
+    // Below Node.js 22.15 npm installs sdk-node 0.223, which refuses the API 1.10 an app that
+    // names the API has saved: the hint gives the pair that installs there.
+    const fallback = nodeAtLeast(22, 15)
+      ? ""
+      : " (if npm answers ERESOLVE because your package.json names @opentelemetry/api 1.10: npm install @opentelemetry/sdk-node@0.223 @opentelemetry/api@1.9)";
+    expect(ran.stdout.trim()).toBe(
+      `ToolCallResilienceSetupError startTelemetry() needs the optional peer dependency @opentelemetry/sdk-node; install it: npm install @opentelemetry/sdk-node${fallback}`,
     );
   });
 
   it("names the missing peer when the main entry is imported without LangChain", async () => {
     const ran = await node(
       ["--input-type=module", "-e", 'await import("tool-call-resilience")'],
-      formatsApp.dir,
+      openAIApp.dir,
     );
     expect(ran.code).not.toBe(0);
     expect(ran.stderr).toMatch(/Cannot find (package|module) '@langchain\//);
   });
+});
+
+describe("the audit command, in the OpenAI SDK app: no LangChain", () => {
+  const bin = "tool-call-resilience";
+
+  it("answers --help and --version", async () => {
+    const help = await run("npx", [bin, "--help"], openAIApp.dir);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toContain("audit");
+    const version = await run("npx", [bin, "--version"], openAIApp.dir);
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version,
+    );
+  });
+
+  it("audits an OpenAI Chat Completions history: a dangling call is reported, exit 1", async () => {
+    const thread = {
+      thread_id: "support-1",
+      messages: [
+        { role: "user", content: "Deploy billing, please." },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id: "call_deploy_1",
+              type: "function",
+              function: { name: "deploy", arguments: '{"service":"billing"}' },
+            },
+          ],
+        },
+        { role: "user", content: "Never mind. What happened?" },
+      ],
+    };
+    writeFileSync(join(openAIApp.dir, "threads.jsonl"), `${JSON.stringify(thread)}\n`);
+    const audit = await run("npx", [bin, "audit", "threads.jsonl"], openAIApp.dir);
+    expect(audit.code, audit.stderr).toBe(1);
+    expect(audit.stdout).toContain('threads.jsonl:1: thread 0 "support-1" (openai): 1 dangling');
+  });
+
+  it("stops at a LangChain history with one line naming the package to install, exit 2", async () => {
+    const thread = [
+      { type: "human", content: "Deploy billing, please." },
+      {
+        type: "ai",
+        content: "",
+        tool_calls: [{ id: "call_deploy_1", name: "deploy", args: { service: "billing" } }],
+      },
+      { type: "human", content: "Never mind. What happened?" },
+    ];
+    writeFileSync(join(openAIApp.dir, "langchain.jsonl"), `${JSON.stringify(thread)}\n`);
+    const audit = await run("npx", [bin, "audit", "langchain.jsonl"], openAIApp.dir);
+    expect(audit.code).toBe(2);
+    const lines = audit.stderr.split("\n").filter((line) => line.trim() !== "");
+    expect(lines, audit.stderr).toHaveLength(1);
+    expect(lines[0]).toContain("npm install @langchain/core");
+  });
+});
+
+describe(`the setup entry's install hint, in an app whose package.json names @opentelemetry/api (Node.js ${process.versions.node})`, () => {
+  /** The message `startTelemetry()` throws in the app while it has no SDK. */
+  let hint: string;
+
+  beforeAll(async () => {
+    const ran = await node(
+      [
+        "--input-type=module",
+        "-e",
+        `const { startTelemetry } = await import("tool-call-resilience/setup");
+await startTelemetry().catch((error) => console.log(error.message));`,
+      ],
+      apiNamedApp.dir,
+    );
+    hint = ran.stdout.trim();
+  });
+
+  /** The packages of the `npm install` command that `pattern`'s group finds in the hint. */
+  function hinted(pattern: RegExp): string[] {
+    const command = pattern.exec(hint)?.[1];
+    expect(command, hint).toBeDefined();
+    return (command as string).split(/\s+/).slice(2);
+  }
+
+  it("starts from the API npm saved as the newest, 1.10 or later", () => {
+    const manifest = JSON.parse(readFileSync(join(apiNamedApp.dir, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const [major, minor] = (manifest.dependencies["@opentelemetry/api"] ?? "")
+      .replace(/^\^/, "")
+      .split(".")
+      .map(Number);
+    expect(major).toBe(1);
+    expect(minor).toBeGreaterThanOrEqual(10);
+    expect(hint).toContain("needs the optional peer dependency @opentelemetry/sdk-node");
+  });
+
+  it(
+    nodeAtLeast(22, 15)
+      ? "installs the SDK with the hint's command, then serves the repairs"
+      : "cannot install the SDK with the plain command (ERESOLVE), installs it with the hint's fallback, then serves the repairs",
+    async () => {
+      const plain = await npmInstall(
+        apiNamedApp.dir,
+        hinted(/install it: (npm install \S+)/),
+        false,
+      );
+      const plainOutput = `${plain.stdout}\n${plain.stderr}`;
+      if (nodeAtLeast(22, 15)) {
+        expect(hint).not.toContain("ERESOLVE");
+        expect(plain.code, plainOutput).toBe(0);
+        expect(plainOutput).not.toContain("ERESOLVE");
+      } else {
+        // What the hint is for: npm picks sdk-node 0.223 here, whose peer range refuses API 1.10.
+        expect(plain.code, plainOutput).not.toBe(0);
+        expect(plainOutput).toContain("ERESOLVE");
+        const fallback = await npmInstall(
+          apiNamedApp.dir,
+          hinted(/\(if npm answers ERESOLVE[^:]*: (npm install [^)]+)\)/),
+          false,
+        );
+        const fallbackOutput = `${fallback.stdout}\n${fallback.stderr}`;
+        expect(fallback.code, fallbackOutput).toBe(0);
+        for (const complaint of INSTALL_COMPLAINTS) expect(fallbackOutput).not.toContain(complaint);
+      }
+      writeFileSync(
+        join(apiNamedApp.dir, "telemetry.mjs"),
+        `import { startTelemetry } from "tool-call-resilience/setup";
+import { repairOpenAIChatMessages } from "tool-call-resilience/formats";
+
+const telemetry = await startTelemetry({ port: Number(process.argv[2]) });
+repairOpenAIChatMessages([
+  { role: "user", content: "Find flights" },
+  { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "search", arguments: "{}" } }] },
+  { role: "user", content: "Never mind" },
+], { logger: false }, { threadId: "t-1", model: "gpt-test" });
+const scraped = await (await fetch(telemetry.metricsUrl)).text();
+await telemetry.shutdown();
+console.log(JSON.stringify({ scraped }));
+`,
+      );
+      const ran = await node(["telemetry.mjs", String(await freePort())], apiNamedApp.dir);
+      expect(ran.code, ran.stderr).toBe(0);
+      const { scraped } = JSON.parse(ran.stdout) as { scraped: string };
+      expect(parseExposition(scraped).sum("tool_call_resilience_dangling_tool_calls_total")).toBe(
+        1,
+      );
+    },
+    2 * INSTALL_TIMEOUT_MS,
+  );
 });
 
 describe(`tool-call-resilience/setup on the ${SDK_RANGE_END.which} @opentelemetry/sdk-node of its range (${SDK_RANGE_END.sdkNode})`, () => {
@@ -946,12 +1253,11 @@ describe("tool-call-resilience/ai-sdk and /openai-agents, in apps on those stack
     await server?.close();
   });
 
-  it(`install no LangChain, and no engine warning on Node.js ${nodeMajor}`, () => {
+  it("install no LangChain", () => {
     for (const app of [aiSdkApp, agentsApp]) {
       for (const name of ["@langchain/core", "langchain", "@langchain/langgraph"]) {
         expect(existsSync(join(app.dir, "node_modules", name)), name).toBe(false);
       }
-      expect(`${app.install.stdout}\n${app.install.stderr}`).not.toContain("EBADENGINE");
     }
   });
 

@@ -249,7 +249,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
             request,
             repairer.telemetry.lookUp(),
             state.messages,
-            targetOfRequest(repairer, {}),
+            targetOfRequest(repairer.target, {}),
           );
           if (inspection.outcome === OUTCOME_VALUE_CLEAN) return undefined;
           // The model call that follows reports it, with the model and tools this hook lacks.
@@ -305,7 +305,7 @@ export function danglingToolCallMiddleware(options: DanglingToolCallMiddlewareOp
       return undefined;
     }
     const history = messages.slice(0, before.length);
-    const result = repairSilently(repairer, request, history, targetOfRequest(repairer, {}));
+    const result = repairSilently(repairer, request, history, targetOfRequest(repairer.target, {}));
     if (result.repairs.length === 0) return undefined;
     return replacingMessages(result.messages, messages.slice(before.length));
   }

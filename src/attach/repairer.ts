@@ -237,7 +237,7 @@ export function prepareModelCall<Q extends ModelRequestLike, R>(
   persisted: readonly Inspection[] = NO_INSPECTIONS,
 ): PreparedCall<Q, R> {
   const recording = repairer.telemetry.lookUp();
-  const target = targetOfRequest(repairer, request);
+  const target = targetOfRequest(repairer.target, request);
   const { result, inspection } = repairRequest(
     repairer,
     request,

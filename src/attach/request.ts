@@ -8,7 +8,6 @@ import { graphRunOf, type HistoryPlace, historyNamespaceOf } from "../telemetry/
 import type { ObservedModelCall } from "../telemetry/call-labels.js";
 import type { ModelIdentity } from "../telemetry/model-identity.js";
 import type { LocaleRequest } from "./options.js";
-import type { Repairer } from "./repairer.js";
 import { repairTargetOf } from "./target.js";
 
 /** What an attachment reads of a model request. */
@@ -21,16 +20,14 @@ export type ModelRequestLike = LocaleRequest & {
   readonly localeTag?: string | undefined;
 };
 
-/** The target of one request: the options', or the one its model goes through. */
+/** The target of one request: the options' `target`, or with `"auto"` the one its model goes through. */
 export function targetOfRequest(
-  repairer: Repairer,
+  target: RepairTarget | "auto",
   request: { readonly model?: unknown; readonly tools?: readonly unknown[] },
 ): RepairTarget {
   // Not kept between calls: asking costs tens of nanoseconds, and a model made by initChatModel
   // may hold another model on the next call.
-  return repairer.target === "auto"
-    ? repairTargetOf(request.model, request.tools)
-    : repairer.target;
+  return target === "auto" ? repairTargetOf(request.model, request.tools) : target;
 }
 
 /** The request's thread id; none when the runtime holds none, or cannot be read. */

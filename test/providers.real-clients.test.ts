@@ -213,7 +213,9 @@ describe("createAgent with the real ChatOpenAI on the Responses API, a run abort
     });
     const thread = `aborted-${middleware.length}`;
     const message = new HumanMessage(`${SEARCH_PROMPT}cats`);
-    expect(await abortMidTool(agent, started, thread, message)).toBeDefined();
+    expect(await abortMidTool(agent, started, thread, message)).toMatchObject({
+      name: "AbortError",
+    });
     return agent.invoke({ messages: [new HumanMessage("Any news?")] }, onThread(thread));
   }
 

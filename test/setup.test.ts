@@ -673,7 +673,10 @@ describe("shutdown()", () => {
     expect(await connectionErrorOf(handle.metricsUrl)).toBe("ECONNREFUSED");
     expect(meterIsNoop()).toBe(true);
     await expect(handle.shutdown()).resolves.toBeUndefined();
-    await expect(Promise.all([handle.shutdown(), handle.shutdown()])).resolves.toBeDefined();
+    await expect(Promise.all([handle.shutdown(), handle.shutdown()])).resolves.toEqual([
+      undefined,
+      undefined,
+    ]);
     // With no SDK, the agent still runs; nothing is recorded anywhere.
     await agent.invoke({ messages: danglingInput(["c2", "search"]) }, onThread("between"));
 

@@ -4,7 +4,6 @@
  * once-per-history warnings about repairs.
  */
 
-import { REPAIR_KINDS } from "../core/repair-kinds.js";
 import type { ToolCallRepair } from "../core/repair-log.js";
 import { describeRepairs } from "../core/summary.js";
 import type { ToolMessageFactory } from "../core/tool-message.js";
@@ -257,8 +256,7 @@ export function reportRepairs(
     const first =
       !seen &&
       !(
-        (repair.kind === REPAIR_KINDS.placeholder_inserted.metricValue ||
-          repair.kind === REPAIR_KINDS.turn_inserted.metricValue) &&
+        (repair.kind === "placeholder_inserted" || repair.kind === "turn_inserted") &&
         answeredByLaterModelCall(history, repair.callIndex)
       );
     (first ? fresh : repeated).push(repair);
@@ -268,9 +266,7 @@ export function reportRepairs(
   }
   if (resolverError !== undefined) {
     // News when a placeholder it was asked text for is: a repeat of the same call is not.
-    const news = fresh.some(
-      (repair) => repair.kind === REPAIR_KINDS.placeholder_inserted.metricValue,
-    );
+    const news = fresh.some((repair) => repair.kind === "placeholder_inserted");
     log(logger, news ? "warn" : "debug", "Locale resolver failed; using English placeholder text", {
       ...thread,
       error: resolverError,

@@ -1,17 +1,13 @@
 /**
- * Every kind of repair the engine makes, in one table: the value its metric carries, the name the
- * audit reports it under, and the words the log line uses for it. The type of a repair's kind,
- * the telemetry values and the audit's vocabulary all derive from this table, so a new kind is
- * one entry here, and the compiler then points at every place that must handle it.
+ * Every kind of repair the engine makes, in one table: the name the audit reports it under, and
+ * the words the log line uses for it. A kind's key is also the value of the
+ * `tool_call_resilience.repair.kind` attribute. The type of a repair's kind, the telemetry values
+ * and the audit's vocabulary all derive from this table, so a new kind is one entry here, and the
+ * compiler then points at every place that must handle it.
  */
 
 /** What the table holds for one kind of repair. */
-interface RepairKindEntry<Kind extends string = string> {
-  /**
-   * The value of the `tool_call_resilience.repair.kind` attribute: the kind itself, as a repair's
-   * `kind` is what the metrics record.
-   */
-  readonly metricValue: Kind;
+interface RepairKindEntry {
   /** The problem the audit counts when it makes this repair: a column of its report. */
   readonly auditName: string;
   /**
@@ -22,10 +18,10 @@ interface RepairKindEntry<Kind extends string = string> {
   readonly phrase: { readonly verb: string; readonly object: string };
 }
 
-/** The table checked as it is written: each entry's metric value is its own key. */
-function defineRepairKinds<
-  const Table extends { [Kind in keyof Table]: RepairKindEntry<Kind & string> },
->(table: Table): Table {
+/** The table, checked as it is written. */
+function defineRepairKinds<const Table extends { [Kind in keyof Table]: RepairKindEntry }>(
+  table: Table,
+): Table {
   return Object.freeze(table);
 }
 
@@ -42,31 +38,26 @@ function defineRepairKinds<
 export const REPAIR_KINDS = defineRepairKinds({
   /** A placeholder result was inserted for a dangling call. */
   placeholder_inserted: {
-    metricValue: "placeholder_inserted",
     auditName: "dangling",
     phrase: { verb: "Injecting", object: "placeholder {result}(s) for dangling tool calls" },
   },
   /** A result separated from its call was moved back. */
   result_moved: {
-    metricValue: "result_moved",
     auditName: "misplaced",
     phrase: { verb: "moved", object: "misplaced tool result(s)" },
   },
   /** A result answering no call was dropped. */
   orphan_dropped: {
-    metricValue: "orphan_dropped",
     auditName: "orphan",
     phrase: { verb: "dropped", object: "orphan tool result(s)" },
   },
   /** A call without an id, or with an id another call of its message has, was given one. */
   id_assigned: {
-    metricValue: "id_assigned",
     auditName: "missing_id",
     phrase: { verb: "assigned", object: "missing or repeated tool call id(s)" },
   },
   /** A call whose name was missing or empty where a client reads it was given one. */
   name_assigned: {
-    metricValue: "name_assigned",
     auditName: "missing_name",
     phrase: { verb: "named", object: "tool call(s) that had no name" },
   },
@@ -76,7 +67,6 @@ export const REPAIR_KINDS = defineRepairKinds({
    * read calls, so that every client sends it (target `"any"`).
    */
   call_listed: {
-    metricValue: "call_listed",
     auditName: "unlisted",
     phrase: { verb: "listed", object: "tool call(s) in tool_calls that not every client sends" },
   },
@@ -86,7 +76,6 @@ export const REPAIR_KINDS = defineRepairKinds({
    * turn before an assistant message that a dropped orphan left first (Bedrock Converse).
    */
   turn_inserted: {
-    metricValue: "turn_inserted",
     auditName: "turn_order",
     phrase: { verb: "inserted", object: "synthetic turn(s) the order of turns needs" },
   },

@@ -7,7 +7,6 @@
  */
 import type { PlaceholderReason } from "../core/locales.js";
 import { syntheticReasonOf } from "../core/placeholder-message.js";
-import { REPAIR_KINDS } from "../core/repair-kinds.js";
 import type { HistoryRepair, ToolCallRepair } from "../core/repair-log.js";
 import { REASON_VALUE_INTERRUPTED } from "../telemetry/semconv.js";
 import type {
@@ -82,10 +81,7 @@ export function written<M>(
   const output = result.messages;
   const reasons = new Map<number, PlaceholderReason>();
   for (const repair of result.repairs) {
-    if (
-      repair.kind === REPAIR_KINDS.placeholder_inserted.metricValue &&
-      repair.outputIndex !== undefined
-    ) {
+    if (repair.kind === "placeholder_inserted" && repair.outputIndex !== undefined) {
       reasons.set(repair.outputIndex, repair.reason ?? REASON_VALUE_INTERRUPTED);
     }
   }

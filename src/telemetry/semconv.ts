@@ -9,7 +9,7 @@
  */
 
 import type { PlaceholderReason } from "../core/locales.js";
-import { REPAIR_KINDS, type RepairKind } from "../core/repair-kinds.js";
+import type { RepairKind } from "../core/repair-kinds.js";
 
 /** Name of the meter and the tracer. */
 export const INSTRUMENTATION_SCOPE_NAME = "tool-call-resilience" as const;
@@ -140,33 +140,34 @@ export const REASON_VALUE_INTERRUPTED = "interrupted" as const satisfies Placeho
 export const REASON_VALUE_INVALID_ARGUMENTS =
   "invalid_arguments" as const satisfies PlaceholderReason;
 
-// The repair kinds are defined once, in the engine's table; these are its metric values.
+// The repair kinds, each recorded under its own name: the keys of the engine's `REPAIR_KINDS`.
 
 /** Repair kind: a placeholder result was inserted for a dangling call. */
-export const REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED = REPAIR_KINDS.placeholder_inserted.metricValue;
+export const REPAIR_KIND_VALUE_PLACEHOLDER_INSERTED =
+  "placeholder_inserted" as const satisfies RepairKind;
 /** Repair kind: a result separated from its call was moved back. */
-export const REPAIR_KIND_VALUE_RESULT_MOVED = REPAIR_KINDS.result_moved.metricValue;
+export const REPAIR_KIND_VALUE_RESULT_MOVED = "result_moved" as const satisfies RepairKind;
 /** Repair kind: a result answering no call was dropped. */
-export const REPAIR_KIND_VALUE_ORPHAN_DROPPED = REPAIR_KINDS.orphan_dropped.metricValue;
+export const REPAIR_KIND_VALUE_ORPHAN_DROPPED = "orphan_dropped" as const satisfies RepairKind;
 /** Repair kind: a call without an id, or with an id another call of its message has, was given one. */
-export const REPAIR_KIND_VALUE_ID_ASSIGNED = REPAIR_KINDS.id_assigned.metricValue;
+export const REPAIR_KIND_VALUE_ID_ASSIGNED = "id_assigned" as const satisfies RepairKind;
 /** Repair kind: a call whose name was missing or empty where a client reads it was given one. */
-export const REPAIR_KIND_VALUE_NAME_ASSIGNED = REPAIR_KINDS.name_assigned.metricValue;
+export const REPAIR_KIND_VALUE_NAME_ASSIGNED = "name_assigned" as const satisfies RepairKind;
 /**
  * Repair kind: a call only some providers' clients send (a raw OpenAI-shaped call, an Anthropic
  * `tool_use` block, a v1 `tool_call` block, a Responses output item) was written where the other
  * clients read calls, so that every client sends it (target `"any"`).
  */
-export const REPAIR_KIND_VALUE_CALL_LISTED = REPAIR_KINDS.call_listed.metricValue;
+export const REPAIR_KIND_VALUE_CALL_LISTED = "call_listed" as const satisfies RepairKind;
 /**
  * Repair kind: a short synthetic turn was written where a provider's order of turns needs one (an
  * assistant turn between tool results and a user message, or a user turn first).
  */
-export const REPAIR_KIND_VALUE_TURN_INSERTED = REPAIR_KINDS.turn_inserted.metricValue;
+export const REPAIR_KIND_VALUE_TURN_INSERTED = "turn_inserted" as const satisfies RepairKind;
 
 /**
- * Every repair kind's metric value, by kind. Its type holds each kind of the engine's table to a
- * `REPAIR_KIND_VALUE_*` constant above, so a new kind does not go unnamed here.
+ * Every repair kind's metric value, by kind. Its type holds each kind of the engine's table to the
+ * `REPAIR_KIND_VALUE_*` constant above that is that kind, so a new kind does not go unnamed here.
  *
  * @example
  * ```ts
@@ -181,7 +182,7 @@ export const REPAIR_KIND_VALUES = Object.freeze({
   name_assigned: REPAIR_KIND_VALUE_NAME_ASSIGNED,
   call_listed: REPAIR_KIND_VALUE_CALL_LISTED,
   turn_inserted: REPAIR_KIND_VALUE_TURN_INSERTED,
-} as const) satisfies { readonly [Kind in RepairKind]: (typeof REPAIR_KINDS)[Kind]["metricValue"] };
+} as const) satisfies { readonly [Kind in RepairKind]: Kind };
 
 /**
  * Tool name recorded on metrics for a tool the request does not offer: a model can invent any

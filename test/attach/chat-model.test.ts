@@ -244,7 +244,13 @@ describe("withToolCallRepair on the real ChatOpenAI client", () => {
     const request = server.received.at(-1);
     expect(request?.status).toBe(200);
     expect(openAIViolations(request?.body.messages ?? [])).toEqual([]);
-    expect(request?.body.tools).toBeDefined();
+    // The schema goes out as the request's one tool.
+    expect(request?.body.tools).toMatchObject([
+      {
+        type: "function",
+        function: { name: "extract", parameters: { properties: { answer: { type: "string" } } } },
+      },
+    ]);
   });
 
   it("records the tools bound with bindTools, and the provider and model of the client", async () => {

@@ -3,10 +3,7 @@ import { USAGE } from "../../src/cli/arguments.js";
 import { PROBLEM_DESCRIPTIONS, PROBLEMS, problemsOf } from "../../src/cli/audit-thread.js";
 import { REPAIR_KINDS, type RepairKind } from "../../src/core/repair-kinds.js";
 import { countRepairs, describeRepairs, type ToolCallRepair } from "../../src/index.js";
-import {
-  REPAIR_KIND_VALUE_TURN_INSERTED,
-  REPAIR_KIND_VALUES,
-} from "../../src/telemetry/semconv.js";
+import * as semconv from "../../src/telemetry/semconv.js";
 
 const KINDS = Object.keys(REPAIR_KINDS) as RepairKind[];
 
@@ -18,27 +15,31 @@ function repairOf(kind: RepairKind): ToolCallRepair {
 }
 
 describe("the table of repair kinds", () => {
-  it("gives every kind its own metric value, audit name and phrase", () => {
+  it("gives every kind its own audit name and phrase", () => {
     const entries = KINDS.map((kind) => REPAIR_KINDS[kind]);
     const distinct = (values: readonly string[]) => new Set(values).size;
 
     expect(KINDS).toHaveLength(7);
-    expect(REPAIR_KINDS.turn_inserted).toEqual({
-      metricValue: REPAIR_KIND_VALUE_TURN_INSERTED,
+    const { auditName, phrase } = REPAIR_KINDS.turn_inserted;
+    expect({ auditName, phrase }).toEqual({
       auditName: "turn_order",
       phrase: { verb: "inserted", object: "synthetic turn(s) the order of turns needs" },
     });
-    expect(distinct(entries.map((entry) => entry.metricValue))).toBe(KINDS.length);
     expect(distinct(entries.map((entry) => entry.auditName))).toBe(KINDS.length);
     expect(distinct(entries.map((entry) => entry.phrase.verb))).toBe(KINDS.length);
     expect(distinct(entries.map((entry) => entry.phrase.object))).toBe(KINDS.length);
   });
 
-  it("records each kind on the metrics under its own name", () => {
-    for (const kind of KINDS) {
-      expect(REPAIR_KINDS[kind].metricValue).toBe(kind);
-      expect(REPAIR_KIND_VALUES[kind]).toBe(kind);
-    }
+  it("records each kind on the metrics under its own name: one semconv constant per kind, none other", () => {
+    const constants = Object.entries(semconv).filter(([name]) =>
+      name.startsWith("REPAIR_KIND_VALUE_"),
+    );
+    expect(Object.fromEntries(constants)).toEqual(
+      Object.fromEntries(KINDS.map((kind) => [`REPAIR_KIND_VALUE_${kind.toUpperCase()}`, kind])),
+    );
+    expect(semconv.REPAIR_KIND_VALUES).toEqual(
+      Object.fromEntries(KINDS.map((kind) => [kind, kind])),
+    );
   });
 
   it("counts a repair of each kind under that kind", () => {

@@ -92,7 +92,12 @@ describe("danglingCallKey", () => {
   });
 
   it("is a key without a thread when the message has an id of its own", () => {
-    expect(danglingCallKey({ threadId: undefined }, ai("ai_1"), 1, "call_0")).toBeDefined();
+    const place = { threadId: undefined };
+    const key = danglingCallKey(place, ai("ai_1"), 1, "call_0");
+    expect(key).toEqual(expect.any(String));
+    expect(danglingCallKey(place, ai("ai_1"), 4, "call_0")).toBe(key);
+    expect(danglingCallKey(place, ai("ai_2"), 1, "call_0")).not.toBe(key);
+    expect(danglingCallKey(place, ai("ai_1"), 1, "call_1")).not.toBe(key);
   });
 
   it("is none without a thread and a message id: such a call counts at every sighting", () => {

@@ -25,8 +25,9 @@ function filesUnder(folder: string, suffix: string): string[] {
 function moduleTable(): Map<string, string[]> {
   const start = architecture.indexOf("## Modules and their tests");
   if (start === -1) throw new Error('ARCHITECTURE.md has no "## Modules and their tests"');
+  const end = architecture.indexOf("\n## ", start + 1);
   const rows = architecture
-    .slice(start)
+    .slice(start, end === -1 ? undefined : end)
     .split("\n")
     .filter((line) => line.startsWith("| `"));
   const table = new Map<string, string[]>();

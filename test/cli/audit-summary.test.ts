@@ -2,7 +2,7 @@
  * The words of the report when something went wrong: the summary line never says "no problems
  * found" beside an error, and a thread of a checkpointer is named in an error by its `thread_id`
  * alone. The report itself, and the command on a stand-in checkpointer: no PostgreSQL needed
- * (`audit-postgres.test.ts` runs the same against a real one).
+ * (`audit-postgres.long.test.ts` runs the same against a real one).
  */
 import { describe, expect, it, vi } from "vitest";
 import type { AuditArguments } from "../../src/cli/arguments.js";

@@ -111,7 +111,7 @@ describe("npm start", () => {
       const folder = mkdtempSync(join(tmpdir(), "tool-call-resilience-demo-"));
       try {
         const report = join(folder, "report.json");
-        // Seed 4 at this rate leaves calls dangling on several threads (see fleet.test.ts).
+        // Seed 4 at this rate leaves calls dangling on several threads (see fleet.long.test.ts).
         const { code, stdout, stderr } = await runDemo([
           ...SHORT_RUN,
           "--interrupt-rate",

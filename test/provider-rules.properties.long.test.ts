@@ -3,7 +3,7 @@
  * provider accepts: random broken histories of real LangChain messages, repaired with the default
  * policy, run through the OpenAI (Chat Completions and Responses) and Anthropic clients' converters
  * and Gemini's turn rules. The shapes of the clients' own messages (Responses output items, v1
- * content blocks, edited calls...) are in provider-wire.properties.test.ts.
+ * content blocks, edited calls...) are in provider-wire.properties.long.test.ts.
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import fc from "fast-check";

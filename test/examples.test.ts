@@ -1,6 +1,6 @@
 /** Every runnable example runs as a user would run it, and prints what its comments promise. */
 import { describe, expect, it } from "vitest";
-import { PLACEHOLDER_CATALOG } from "../src/index.js";
+import { PLACEHOLDER_CATALOG } from "../src/core/locales.js";
 import { runExample } from "./helpers/examples.js";
 import { freePort } from "./helpers/prometheus.js";
 

@@ -6,15 +6,13 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import type { ModelMessage } from "ai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { describe, expect, expectTypeOf, it, vi } from "vitest";
+import { AI_SDK_MARKER_KEY, modelMessageFormat } from "../src/formats/ai-sdk.js";
+import { anthropicFormat } from "../src/formats/anthropic.js";
+import { repairInFormat } from "../src/formats/format.js";
+import type { MessageFormat, RepairedItem } from "../src/formats/message-format.js";
+import { openAIChatFormat } from "../src/formats/openai-chat.js";
 import {
-  AI_SDK_MARKER_KEY,
-  anthropicFormat,
-  type MessageFormat,
-  modelMessageFormat,
-  openAIChatFormat,
-  type RepairedItem,
   repairAnthropicMessages,
-  repairInFormat,
   repairModelMessages,
   repairOpenAIChatMessages,
   ToolCallResilienceOptionsError,

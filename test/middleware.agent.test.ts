@@ -7,14 +7,13 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, MiddlewareError } from "langchain";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { PLACEHOLDER_CATALOG, TURN_CATALOG } from "../src/core/locales.js";
 import {
   danglingToolCallMiddleware,
   type LocaleRequest,
-  PLACEHOLDER_CATALOG,
   type RepairLogger,
   syntheticReasonOf,
   type ToolCallRepair,
-  TURN_CATALOG,
 } from "../src/index.js";
 import {
   abortMidTool,

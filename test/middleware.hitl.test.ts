@@ -15,7 +15,8 @@ import {
 } from "langchain";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { danglingToolCallMiddleware, MIDDLEWARE_NAME, type RepairLogger } from "../src/index.js";
+import { danglingToolCallMiddleware, type RepairLogger } from "../src/index.js";
+import { MIDDLEWARE_NAME } from "../src/middleware.js";
 import {
   ATTR_OUTCOME,
   ATTR_REPAIR_KIND,

@@ -11,7 +11,6 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   type DanglingToolCallMiddlewareOptions,
   danglingToolCallMiddleware,
-  PACKAGE_VERSION,
   ToolCallResilienceOptionsError,
 } from "../src/index.js";
 import {
@@ -40,6 +39,7 @@ import {
   METRIC_TOOL_CALLS,
   SPAN_REPAIR_TOOL_CALLS,
 } from "../src/telemetry/semconv.js";
+import { PACKAGE_VERSION } from "../src/version.js";
 import { aiCalls, human, toolResult } from "./helpers/history.js";
 import { metricsHarness, tracingHarness } from "./helpers/telemetry.js";
 

@@ -4,14 +4,14 @@
  */
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it, vi } from "vitest";
+import { PLACEHOLDER_CATALOG } from "../src/core/locales.js";
 import {
   type DanglingToolCallMiddlewareOptions,
   danglingToolCallMiddleware,
-  MIDDLEWARE_NAME,
-  PLACEHOLDER_CATALOG,
   syntheticReasonOf,
   ToolCallResilienceOptionsError,
 } from "../src/index.js";
+import { MIDDLEWARE_NAME } from "../src/middleware.js";
 import { aiCalls, human, shapeOf, toolResult } from "./helpers/history.js";
 
 interface FakeRequest {

@@ -7,7 +7,8 @@ import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptValue } from "@langchain/core/prompt_values";
 import { convertMessagesToCompletionsMessageParams } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
-import { repairToolCalls, TURN_CATALOG } from "../src/index.js";
+import { TURN_CATALOG } from "../src/core/locales.js";
+import { repairToolCalls } from "../src/index.js";
 import { aiCalls, human, toolResult } from "./helpers/history.js";
 
 const broken = () => [

@@ -6,13 +6,9 @@
  */
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import {
-  BLANK_SCREENSHOT,
-  PLACEHOLDER_CATALOG,
-  type RepairTarget,
-  repairToolCalls,
-  syntheticReasonOf,
-} from "../src/index.js";
+import { PLACEHOLDER_CATALOG } from "../src/core/locales.js";
+import { BLANK_SCREENSHOT } from "../src/core/placeholder-message.js";
+import { type RepairTarget, repairToolCalls, syntheticReasonOf } from "../src/index.js";
 import {
   anthropicAIMessage,
   approvedAndRejected,

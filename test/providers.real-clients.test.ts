@@ -10,12 +10,9 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, tool } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  danglingToolCallMiddleware,
-  PLACEHOLDER_CATALOG,
-  repairTargetOf,
-  withToolCallRepair,
-} from "../src/index.js";
+import { repairTargetOf } from "../src/attach/target.js";
+import { PLACEHOLDER_CATALOG } from "../src/core/locales.js";
+import { danglingToolCallMiddleware, withToolCallRepair } from "../src/index.js";
 import {
   APPROVAL_CALLS,
   abortMidTool,

@@ -14,13 +14,8 @@ import {
 import { createAgent, tool } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  danglingToolCallMiddleware,
-  PLACEHOLDER_CATALOG,
-  repairToolCalls,
-  TURN_CATALOG,
-  withToolCallRepair,
-} from "../src/index.js";
+import { PLACEHOLDER_CATALOG, TURN_CATALOG } from "../src/core/locales.js";
+import { danglingToolCallMiddleware, repairToolCalls, withToolCallRepair } from "../src/index.js";
 import { readmeThread } from "./helpers/history.js";
 import {
   CAPTURED_ANSWER,

@@ -6,13 +6,14 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { USAGE } from "../src/cli/arguments.js";
 import { PROBLEMS } from "../src/cli/audit-thread.js";
+import { PLACEHOLDER_CATALOG, PLACEHOLDER_REASONS } from "../src/core/locales.js";
 import { repairOptionsShape } from "../src/core/policy.js";
-import { genAiProviderName, PLACEHOLDER_CATALOG, PLACEHOLDER_REASONS } from "../src/index.js";
 import { danglingToolCallMiddlewareOptionsSchema } from "../src/middleware.js";
 import { otlpObjectSchema } from "../src/setup/otlp-options.js";
 import { startTelemetryOptionsSchema } from "../src/setup/start-options.js";
 import { threadMetricsProducerOptionsSchema } from "../src/setup/thread-metrics.js";
 import { viewsOptionsSchema } from "../src/setup/views.js";
+import { genAiProviderName } from "../src/telemetry/model-identity.js";
 import * as semconv from "../src/telemetry/semconv.js";
 import {
   packageNameOf,

@@ -8,11 +8,7 @@
 import { type Context, type DiagLogger, DiagLogLevel, diag, propagation } from "@opentelemetry/api";
 import { createNoopLogger, logs } from "@opentelemetry/api-logs";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  danglingToolCallMiddleware,
-  PACKAGE_VERSION,
-  ToolCallResilienceOptionsError,
-} from "../src/index.js";
+import { danglingToolCallMiddleware, ToolCallResilienceOptionsError } from "../src/index.js";
 import {
   type StartTelemetryOptions,
   startTelemetry,
@@ -38,6 +34,7 @@ import {
   UNIT_REPAIR,
   UNIT_SECONDS,
 } from "../src/telemetry/semconv.js";
+import { PACKAGE_VERSION } from "../src/version.js";
 import {
   agentWith,
   aiAnswer,

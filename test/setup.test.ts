@@ -23,11 +23,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it } from "vitest";
 import { prometheusName, series as seriesNames } from "../dashboards/generator/names.js";
-import {
-  danglingToolCallMiddleware,
-  PACKAGE_VERSION,
-  ToolCallResilienceOptionsError,
-} from "../src/index.js";
+import { danglingToolCallMiddleware, ToolCallResilienceOptionsError } from "../src/index.js";
 import {
   type RecommendedViewsOptions,
   recommendedViews,
@@ -67,6 +63,7 @@ import {
   UNIT_REPAIR,
   UNIT_SECONDS,
 } from "../src/telemetry/semconv.js";
+import { PACKAGE_VERSION } from "../src/version.js";
 import {
   abortMidTool,
   agentWith,

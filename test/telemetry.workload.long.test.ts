@@ -41,11 +41,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { seeded } from "../demo/random.js";
-import {
-  DOUBLE_ATTACHMENT_WARNING,
-  danglingToolCallMiddleware,
-  withToolCallRepair,
-} from "../src/index.js";
+import { danglingToolCallMiddleware, withToolCallRepair } from "../src/index.js";
+import { DOUBLE_ATTACHMENT_WARNING } from "../src/middleware.js";
 import { type ServedTelemetryHandle, startTelemetry } from "../src/setup/index.js";
 import {
   aiAnswer,

@@ -36,13 +36,6 @@ export const DEFAULT_LOCALE = "en";
  * The built-in placeholder texts, keyed by the locale they are written for. Each is a sentence a
  * native speaker would write to tell a model that a tool produced nothing, not a word-for-word
  * rendering of the English.
- *
- * @example
- * ```ts
- * import { PLACEHOLDER_CATALOG } from "tool-call-resilience";
- *
- * console.log(PLACEHOLDER_CATALOG.ja.interrupted);
- * ```
  */
 export const PLACEHOLDER_CATALOG = Object.freeze({
   en: {
@@ -102,13 +95,6 @@ export type SyntheticTurn = "reply" | "gap";
 /**
  * The built-in texts of the synthetic turns, in every locale of {@link PLACEHOLDER_CATALOG}: they
  * say what happened, and nothing the model could take for a result or a request.
- *
- * @example
- * ```ts
- * import { TURN_CATALOG } from "tool-call-resilience";
- *
- * console.log(TURN_CATALOG.de.reply);
- * ```
  */
 export const TURN_CATALOG = Object.freeze({
   en: {

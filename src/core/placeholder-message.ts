@@ -23,7 +23,7 @@ export const BLANK_SCREENSHOT =
  * message.response_metadata?.[SYNTHETIC_MARKER] === true; // inserted by this library
  * ```
  */
-export const SYNTHETIC_MARKER = "synthetic";
+const SYNTHETIC_MARKER = "synthetic";
 /**
  * Response metadata key that carries the reason of an inserted message.
  *
@@ -32,7 +32,7 @@ export const SYNTHETIC_MARKER = "synthetic";
  * message.response_metadata?.[SYNTHETIC_REASON_KEY]; // "interrupted" or "invalid_arguments"
  * ```
  */
-export const SYNTHETIC_REASON_KEY = "synthetic_reason";
+const SYNTHETIC_REASON_KEY = "synthetic_reason";
 
 /**
  * A placeholder tool message. For the Responses API, a custom tool call's placeholder carries the

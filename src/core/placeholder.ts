@@ -53,7 +53,7 @@ export function unknownTemplateVariables(template: string): string[] {
  * // "[search was stopped]"
  * ```
  */
-export function renderTemplate(
+function renderTemplate(
   template: string,
   values: { readonly toolName: string; readonly toolCallId: string },
 ): string {

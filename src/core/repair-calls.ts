@@ -25,7 +25,7 @@ import {
  * const assigned = repairs.filter((repair) => repair.toolCallId.startsWith(ASSIGNED_ID_PREFIX));
  * ```
  */
-export const ASSIGNED_ID_PREFIX = "tcr_";
+const ASSIGNED_ID_PREFIX = "tcr_";
 
 /** One distinct call of an AI message, as the target's client sends it, and what answers it. */
 export interface CallSlot {

@@ -28,33 +28,15 @@ export {
 } from "../core/errors.js";
 export type { PlaceholderReason } from "../core/locales.js";
 export type { PlaceholderContext, PlaceholderFunction } from "../core/placeholder.js";
-export { SYNTHETIC_MARKER, SYNTHETIC_REASON_KEY } from "../core/placeholder-message.js";
 export type { MisplacedPolicy, OrphanPolicy } from "../core/policy.js";
-export { ASSIGNED_ID_PREFIX } from "../core/repair-calls.js";
 export type { RepairKind } from "../core/repair-kinds.js";
 export type { ToolCallRepair } from "../core/repair-log.js";
-export { UNKNOWN_TOOL_NAME } from "../core/repair-log.js";
 export type { ModelToolMessage, ModelToolResultPlaceholder } from "./ai-sdk.js";
-export {
-  AI_SDK_MARKER_KEY,
-  modelMessageFormat,
-  modelMessageFormatOf,
-  repairModelMessages,
-} from "./ai-sdk.js";
+export { repairModelMessages } from "./ai-sdk.js";
 export type { AnthropicToolResultBlock, AnthropicUserMessage } from "./anthropic.js";
-export { anthropicFormat, repairAnthropicMessages } from "./anthropic.js";
-export { repairInFormat } from "./format.js";
-export type {
-  FormatCall,
-  FormatRepairContext,
-  FormatRepairResult,
-  MessageFormat,
-  MessagePart,
-  PlaceholderResult,
-  RepairedItem,
-  WrittenMessage,
-} from "./message-format.js";
+export { repairAnthropicMessages } from "./anthropic.js";
+export type { FormatRepairContext, FormatRepairResult } from "./message-format.js";
 export type { OpenAIChatToolMessage } from "./openai-chat.js";
-export { openAIChatFormat, repairOpenAIChatMessages } from "./openai-chat.js";
+export { repairOpenAIChatMessages } from "./openai-chat.js";
 export type { ResponsesPlaceholderItem, ResponsesRepairContext } from "./openai-responses.js";
-export { openAIResponsesFormat, repairResponsesInput } from "./openai-responses.js";
+export { repairResponsesInput } from "./openai-responses.js";

@@ -56,13 +56,8 @@ export type {
 export type { OptionsProblem } from "../core/errors.js";
 export { isOptionsError, ToolCallResilienceOptionsError } from "../core/errors.js";
 export type { ModelToolMessage, ModelToolResultPlaceholder } from "../formats/ai-sdk.js";
-export { AI_SDK_MARKER_KEY } from "../formats/ai-sdk.js";
 export type { FormatRepairResult } from "../formats/message-format.js";
-export {
-  aiSdkProviderName,
-  THREAD_ID_HEADER,
-  THREAD_ID_PROVIDER_OPTIONS_KEY,
-} from "./ai-sdk-calls.js";
+export { THREAD_ID_HEADER, THREAD_ID_PROVIDER_OPTIONS_KEY } from "./ai-sdk-calls.js";
 export type {
   AiSdkCallParams,
   AiSdkGenerateResult,
@@ -79,7 +74,6 @@ export type {
   WrapGenerateOptions,
   WrapStreamOptions,
 } from "./ai-sdk-prompt.js";
-export { languageModelPromptFormat, languageModelPromptFormatOf } from "./ai-sdk-prompt.js";
 
 /** A model call `transformParams` prepared: the prompt it was given, and its repair and record. */
 interface PreparedPrompt {

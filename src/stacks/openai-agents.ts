@@ -155,7 +155,7 @@ const filterOptionsShape = {
  * toolCallRepairInputFilterOptionsSchema.shape.continuesStoredResponse.description;
  * ```
  */
-export const toolCallRepairInputFilterOptionsSchema: z.ZodObject<
+const toolCallRepairInputFilterOptionsSchema: z.ZodObject<
   typeof toolCallRepairOptionsShape & typeof filterOptionsShape,
   z.core.$strict
 > = z.strictObject({ ...toolCallRepairOptionsShape, ...filterOptionsShape });

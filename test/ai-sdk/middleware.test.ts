@@ -10,13 +10,13 @@ import { type LanguageModelMiddleware, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, expectTypeOf, it, vi } from "vitest";
 import {
-  aiSdkProviderName,
   isOptionsError,
   THREAD_ID_HEADER,
   THREAD_ID_PROVIDER_OPTIONS_KEY,
   ToolCallResilienceOptionsError,
   toolCallRepairMiddleware,
 } from "../../src/stacks/ai-sdk.js";
+import { aiSdkProviderName } from "../../src/stacks/ai-sdk-calls.js";
 import { genAiProviderName } from "../../src/telemetry/model-identity.js";
 import {
   answer,

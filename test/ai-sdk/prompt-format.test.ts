@@ -4,13 +4,13 @@
  * it need not touch comes back as the very same object, never changed.
  */
 import { describe, expect, it } from "vitest";
+import { AI_SDK_MARKER_KEY } from "../../src/formats/ai-sdk.js";
 import { repairInFormat } from "../../src/formats/format.js";
+import type { PromptMessage as FormatMessage } from "../../src/stacks/ai-sdk.js";
 import {
-  AI_SDK_MARKER_KEY,
-  type PromptMessage as FormatMessage,
   languageModelPromptFormat,
   languageModelPromptFormatOf,
-} from "../../src/stacks/ai-sdk.js";
+} from "../../src/stacks/ai-sdk-prompt.js";
 import {
   assistant,
   call,

@@ -12,10 +12,10 @@ import { createAgent } from "langchain";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { unrepairedModelOf } from "../../src/attach/chat-model.js";
+import { TURN_CATALOG } from "../../src/core/locales.js";
 import {
   syntheticReasonOf,
   ToolCallResilienceOptionsError,
-  TURN_CATALOG,
   withToolCallRepair,
 } from "../../src/index.js";
 import {

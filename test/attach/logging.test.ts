@@ -9,7 +9,6 @@ import type { MeterProvider } from "@opentelemetry/api";
 import { createAgent } from "langchain";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
-  DOUBLE_ATTACHMENT_WARNING,
   danglingToolCallMiddleware,
   type RepairLogger,
   repairOpenAIChatMessages,
@@ -17,6 +16,7 @@ import {
   ToolCallResilienceOptionsError,
   withToolCallRepair,
 } from "../../src/index.js";
+import { DOUBLE_ATTACHMENT_WARNING } from "../../src/middleware.js";
 import { METRIC_DANGLING_TOOL_CALLS } from "../../src/telemetry/semconv.js";
 import {
   agentWith,

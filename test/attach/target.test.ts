@@ -13,7 +13,7 @@ import {
 } from "@langchain/openai";
 import { initChatModel } from "langchain";
 import { describe, expect, it } from "vitest";
-import { repairTargetOf } from "../../src/index.js";
+import { repairTargetOf } from "../../src/attach/target.js";
 
 const openAIFields = { model: "gpt-4.1", apiKey: "test-key" };
 const functionTool = {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { USAGE } from "../../src/cli/arguments.js";
 import { auditThread, problemsLeft } from "../../src/cli/audit-thread.js";
 import { runCli } from "../../src/cli/run.js";
-import { TURN_CATALOG } from "../../src/index.js";
+import { TURN_CATALOG } from "../../src/core/locales.js";
 import { audit, auditFixture } from "../helpers/cli.js";
 import { aiSdkRefusal } from "../helpers/native-formats.js";
 import { anthropicViolations, openAIViolations } from "../helpers/provider-rules.js";

@@ -4,7 +4,7 @@ import {
   PLACEHOLDER_CATALOG,
   PLACEHOLDER_REASONS,
   resolveCatalogLocale,
-} from "../../src/index.js";
+} from "../../src/core/locales.js";
 
 const REQUIRED = ["en", "zh-CN", "zh-TW", "ja", "ko", "es", "fr", "de", "pt-BR", "ru"];
 

@@ -1,10 +1,10 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
+import { PLACEHOLDER_CATALOG } from "../../src/core/locales.js";
 import {
   createRepairPolicy,
   isOptionsError,
   isToolCallResilienceError,
-  PLACEHOLDER_CATALOG,
   type RepairOptions,
   type RepairPolicy,
   repairToolCalls,

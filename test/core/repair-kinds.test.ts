@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { USAGE } from "../../src/cli/arguments.js";
 import { PROBLEM_DESCRIPTIONS, PROBLEMS, problemsOf } from "../../src/cli/audit-thread.js";
 import { REPAIR_KINDS, type RepairKind } from "../../src/core/repair-kinds.js";
-import { countRepairs, describeRepairs, type ToolCallRepair } from "../../src/index.js";
+import { countRepairs, describeRepairs } from "../../src/core/summary.js";
+import type { ToolCallRepair } from "../../src/index.js";
 import * as semconv from "../../src/telemetry/semconv.js";
 
 const KINDS = Object.keys(REPAIR_KINDS) as RepairKind[];

@@ -4,9 +4,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { TURN_CATALOG } from "../../src/core/locales.js";
 import { createRepairPolicy } from "../../src/core/policy.js";
 import { repairToolCalls, repairToolCallsCarefully } from "../../src/core/repair-langchain.js";
-import { type ToolCallRepair, TURN_CATALOG } from "../../src/index.js";
+import type { ToolCallRepair } from "../../src/index.js";
 import {
   assignedLookingHistoryArb,
   brokenHistoryArb,

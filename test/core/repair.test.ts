@@ -1,8 +1,8 @@
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
+import { PLACEHOLDER_CATALOG } from "../../src/core/locales.js";
 import {
   createRepairPolicy,
-  PLACEHOLDER_CATALOG,
   repairToolCalls,
   syntheticReasonOf,
   type ToolCallRepair,

@@ -10,15 +10,10 @@
  */
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
+import { PLACEHOLDER_CATALOG, TURN_CATALOG } from "../../src/core/locales.js";
 import { repairToolCallsCarefully } from "../../src/core/repair-langchain.js";
 import { repairOpenAIChatMessages } from "../../src/formats/index.js";
-import {
-  PLACEHOLDER_CATALOG,
-  type RepairTarget,
-  repairToolCalls,
-  syntheticReasonOf,
-  TURN_CATALOG,
-} from "../../src/index.js";
+import { type RepairTarget, repairToolCalls, syntheticReasonOf } from "../../src/index.js";
 import {
   aiCalls,
   aiText,

@@ -4,15 +4,15 @@
  * would otherwise come back unrepaired, without a word, on every call.
  */
 import { describe, expect, it } from "vitest";
+import { repairInFormat } from "../../src/formats/format.js";
 import {
   isOptionsError,
-  openAIChatFormat,
   repairAnthropicMessages,
-  repairInFormat,
   repairModelMessages,
   repairOpenAIChatMessages,
   repairResponsesInput,
 } from "../../src/formats/index.js";
+import { openAIChatFormat } from "../../src/formats/openai-chat.js";
 
 const quiet = { logger: false } as const;
 

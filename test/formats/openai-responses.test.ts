@@ -6,14 +6,11 @@
  */
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import { describe, expect, expectTypeOf, it, vi } from "vitest";
+import { BLANK_SCREENSHOT } from "../../src/core/placeholder-message.js";
 import { COMPUTER_TOOL_NAME } from "../../src/core/wire-targets.js";
-import {
-  BLANK_SCREENSHOT,
-  openAIResponsesFormat,
-  repairInFormat,
-  repairResponsesInput,
-  ToolCallResilienceOptionsError,
-} from "../../src/index.js";
+import { repairInFormat } from "../../src/formats/format.js";
+import { openAIResponsesFormat } from "../../src/formats/openai-responses.js";
+import { repairResponsesInput, ToolCallResilienceOptionsError } from "../../src/index.js";
 import {
   METRIC_DANGLING_TOOL_CALLS,
   METRIC_MODEL_CALLS,

@@ -3,9 +3,9 @@
  * the peer range (CI runs the setup suites once more with the lowest and the newest release).
  */
 import { createRequire } from "node:module";
-import { PACKAGE_VERSION } from "../../src/index.js";
 import { manifestAbove } from "../../src/setup/sdk.js";
 import { INSTRUMENTATION_SCOPE_NAME } from "../../src/telemetry/semconv.js";
+import { PACKAGE_VERSION } from "../../src/version.js";
 import range from "../sdk-range.json" with { type: "json" };
 
 /** An end of the `@opentelemetry/sdk-node` peer range, with the API and Node.js it needs. */

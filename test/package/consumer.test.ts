@@ -19,7 +19,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PLACEHOLDER_CATALOG } from "../../src/index.js";
+import { PLACEHOLDER_CATALOG, TURN_CATALOG } from "../../src/core/locales.js";
 import { REPAIR_DURATION_BUCKETS } from "../../src/telemetry/semconv.js";
 import { latestPoints, type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
 import { freePort, parseExposition } from "../helpers/prometheus.js";
@@ -646,11 +646,14 @@ console.log(JSON.stringify({ scraped }));
   });
 
   it("sends ChatMistralAI the README's thread in an order Mistral accepts: a reply before the user's message", async () => {
-    // Mistral's own converter builds the request; only its network call is replaced.
+    // Mistral's own converter builds the request; only its network call is replaced. The reply
+    // the repair writes is internal to the package: the app is given its English text.
     const script = `
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { ChatMistralAI } from "@langchain/mistralai";
-import { TURN_CATALOG, withToolCallRepair } from "tool-call-resilience";
+import { withToolCallRepair } from "tool-call-resilience";
+
+const englishReply = ${JSON.stringify(TURN_CATALOG.en.reply)};
 
 const model = new ChatMistralAI({ model: "mistral-large-latest", apiKey: "test", maxRetries: 0 });
 let sent;
@@ -670,7 +673,7 @@ const answer = await withToolCallRepair(model, { logger: false }).invoke(thread)
 console.log(JSON.stringify({
   answer: answer.text,
   roles: sent.messages.map((message) => message.role),
-  reply: sent.messages[3].content === TURN_CATALOG.en.reply,
+  reply: sent.messages[3].content === englishReply,
 }));
 `;
     writeFileSync(join(langChainApp.dir, "mistral.mjs"), script);
@@ -702,11 +705,9 @@ console.log(JSON.stringify({
   sameEngine: main.repairOpenAIChatMessages === formats.repairOpenAIChatMessages,
   danglingMetric: semconv.METRIC_DANGLING_TOOL_CALLS,
   namesOnlyInSemconv: !("METRIC_DANGLING_TOOL_CALLS" in main),
-  shippedFormat: Object.isFrozen(formats.openAIChatFormat) && formats.repairInFormat(
-    formats.openAIChatFormat,
-    [{ role: "assistant", content: null, tool_calls: [{ id: "a", type: "function", function: { name: "f", arguments: "{}" } }] }],
-    { logger: false },
-  ).messages.length,
+  internalsInMain: ["repairInFormat", "PLACEHOLDER_CATALOG", "TURN_CATALOG", "PACKAGE_VERSION"].filter(
+    (name) => main[name] !== undefined,
+  ),
   setupErrorFromAnotherCopy: setup.isSetupError(Object.assign(new Error("x"), { name: "ToolCallResilienceSetupError" })),
 }));
 `,
@@ -723,7 +724,7 @@ console.log(JSON.stringify({
       sameEngine: true,
       danglingMetric: "tool_call_resilience.dangling_tool_calls",
       namesOnlyInSemconv: true,
-      shippedFormat: 2,
+      internalsInMain: [],
       setupErrorFromAnotherCopy: true,
     });
   });

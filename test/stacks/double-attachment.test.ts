@@ -6,11 +6,8 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
-import {
-  DOUBLE_ATTACHMENT_WARNING,
-  danglingToolCallMiddleware,
-  withToolCallRepair,
-} from "../../src/index.js";
+import { danglingToolCallMiddleware, withToolCallRepair } from "../../src/index.js";
+import { DOUBLE_ATTACHMENT_WARNING } from "../../src/middleware.js";
 import {
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,

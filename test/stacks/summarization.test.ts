@@ -22,7 +22,8 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { type AgentMiddleware, createAgent, summarizationMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
-import { danglingToolCallMiddleware, PLACEHOLDER_CATALOG } from "../../src/index.js";
+import { PLACEHOLDER_CATALOG } from "../../src/core/locales.js";
+import { danglingToolCallMiddleware } from "../../src/index.js";
 import {
   ATTR_GEN_AI_REQUEST_MODEL,
   ATTR_GEN_AI_TOOL_NAME,

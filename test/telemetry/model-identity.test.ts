@@ -8,11 +8,11 @@ import { fakeModel } from "@langchain/core/testing";
 import { ChatOpenAI } from "@langchain/openai";
 import { initChatModel } from "langchain";
 import { describe, expect, it } from "vitest";
-import { LANGCHAIN_MESSAGES } from "../../src/attach/langchain.js";
-import { genAiProviderName, modelIdentityOf } from "../../src/index.js";
+import { LANGCHAIN_MESSAGES, modelIdentityOf } from "../../src/attach/langchain.js";
 import {
   answersForRequestedModel,
   chargedModelOf,
+  genAiProviderName,
   modelNamedBy,
 } from "../../src/telemetry/model-identity.js";
 

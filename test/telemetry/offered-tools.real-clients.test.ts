@@ -13,7 +13,8 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { ChatGoogleGenerativeAI } from "@langchain/google-genai";
 import { ChatVertexAI } from "@langchain/google-vertexai";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { TURN_CATALOG, withToolCallRepair } from "../../src/index.js";
+import { TURN_CATALOG } from "../../src/core/locales.js";
+import { withToolCallRepair } from "../../src/index.js";
 import { METRIC_DANGLING_TOOL_CALLS } from "../../src/telemetry/semconv.js";
 import { searchTool } from "../helpers/agent.js";
 import { metricsHarness } from "../helpers/telemetry.js";

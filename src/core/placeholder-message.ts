@@ -15,23 +15,8 @@ import type { CallKind } from "./wire.js";
 export const BLANK_SCREENSHOT =
   "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
-/**
- * Response metadata key that marks a message inserted by this library.
- *
- * @example
- * ```ts
- * message.response_metadata?.[SYNTHETIC_MARKER] === true; // inserted by this library
- * ```
- */
+// The response metadata keys that mark a message this library inserted, and carry its reason.
 const SYNTHETIC_MARKER = "synthetic";
-/**
- * Response metadata key that carries the reason of an inserted message.
- *
- * @example
- * ```ts
- * message.response_metadata?.[SYNTHETIC_REASON_KEY]; // "interrupted" or "invalid_arguments"
- * ```
- */
 const SYNTHETIC_REASON_KEY = "synthetic_reason";
 
 /**

@@ -43,16 +43,8 @@ export function unknownTemplateVariables(template: string): string[] {
   return unknown;
 }
 
-/**
- * Fills `{tool_name}` and `{tool_call_id}` in one pass: text that comes from a substitution is
- * never scanned again, so a tool named `"{tool_call_id}"` stays as it is.
- *
- * @example
- * ```ts
- * renderTemplate("[{tool_name} was stopped]", { toolName: "search", toolCallId: "call_1" });
- * // "[search was stopped]"
- * ```
- */
+// Fills `{tool_name}` and `{tool_call_id}` in one pass: text that comes from a substitution is
+// never scanned again, so a tool named `"{tool_call_id}"` stays as it is.
 function renderTemplate(
   template: string,
   values: { readonly toolName: string; readonly toolCallId: string },

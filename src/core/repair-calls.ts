@@ -17,14 +17,7 @@ import {
   type WireView,
 } from "./wire.js";
 
-/**
- * Prefix of the ids given to calls that had none; the rest is `<message index>_<call index>`.
- *
- * @example
- * ```ts
- * const assigned = repairs.filter((repair) => repair.toolCallId.startsWith(ASSIGNED_ID_PREFIX));
- * ```
- */
+// The prefix of the ids given to calls that had none; the rest is `<message index>_<call index>`.
 const ASSIGNED_ID_PREFIX = "tcr_";
 
 /** One distinct call of an AI message, as the target's client sends it, and what answers it. */

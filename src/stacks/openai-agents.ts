@@ -146,15 +146,8 @@ const filterOptionsShape = {
     ),
 };
 
-/**
- * The options of {@link toolCallRepairInputFilter}, defined once: the options of every attachment
- * (`toolCallRepairOptionsShape`), plus `threadId` and `continuesStoredResponse`.
- *
- * @example
- * ```ts
- * toolCallRepairInputFilterOptionsSchema.shape.continuesStoredResponse.description;
- * ```
- */
+// The options of toolCallRepairInputFilter, defined once: the options of every attachment
+// (`toolCallRepairOptionsShape`), plus `threadId` and `continuesStoredResponse`.
 const toolCallRepairInputFilterOptionsSchema: z.ZodObject<
   typeof toolCallRepairOptionsShape & typeof filterOptionsShape,
   z.core.$strict
